@@ -1,0 +1,64 @@
+# cudashim: `make` builds build/libcudashim.so and build/cudashim; `make check` runs the tests.
+CC      ?= gcc
+PREFIX  ?= /usr/local
+CUDA    ?= /usr/local/cuda
+BUILD   ?= build
+OPT     ?= -O2
+WARN    := -Wall -Wextra -Wno-unused-parameter
+CFLAGS  ?=
+SAN     ?=
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN) $(CFLAGS)
+SHIM_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -fno-plt
+# -Bsymbolic: our own references bind to our own definitions, whatever the program exports.
+# No DT_NEEDED beyond libc/libdl/libpthread: a preload with a missing dependency stops every program.
+SHIM_LDFLAGS := -shared -Wl,--version-script=wrappers/gen/exports.map -Wl,-Bsymbolic -Wl,-z,defs \
+                -Wl,-z,noexecstack $(SAN) -ldl -lpthread
+
+SHIM_SRC := $(wildcard shim/*.c) $(wildcard wrappers/gen/*.c)
+SHIM_ASM := shim/dl_trampoline.S
+SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SHIM_ASM))
+SHIM_HDR := $(wildcard shim/*.h) $(wildcard wrappers/gen/*.h)
+
+FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
+
+.PHONY: all check asan bench bench-smoke demo regen regen-tables install clean fuzz
+all: $(BUILD)/libcudashim.so $(BUILD)/fakes/libcuda.so.1
+
+$(BUILD)/obj/%.o: %.c $(SHIM_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+$(BUILD)/libcudashim.so: $(SHIM_OBJ) wrappers/gen/exports.map
+	$(CC) -o $@ $(SHIM_OBJ) $(SHIM_LDFLAGS)
+
+# The fake driver: built with -Bsymbolic so its own internal calls never reach the shim.
+$(BUILD)/fakes/libcuda.so.1: $(FAKE_SRC) tests/fakes/fake_cuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
+	    -o $@ $(FAKE_SRC)
+	ln -sf libcuda.so.1 $(BUILD)/fakes/libcuda.so
+
+check: all
+	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" tests/run-tests.sh
+
+# The whole suite against a sanitizer build of the shim (ASan + UBSan).
+asan:
+	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+	CC="$(CC)" BUILD=build-asan CUDA="$(CUDA)" CS_SANITIZER=1 tests/run-tests.sh
+
+demo: all
+	tests/demo.sh $(BUILD)
+
+# Regenerate the C from the tables (python3 only), or the tables from the toolkit headers.
+regen:
+	python3 wrappers/gen_c.py
+regen-tables:
+	python3 wrappers/gen_table.py cuda wrappers/cuda.tbl
+	python3 wrappers/gen_c.py
+
+clean:
+	rm -rf build build-asan

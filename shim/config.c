@@ -1,0 +1,79 @@
+/* CUDASHIM_* variables: parsed once at first use; garbage gets one warning and the default. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+const struct cs_var cs_vars[CS_CFG_COUNT] = {
+#define CS_VAR(name, type, def, doc) { #name, CS_##type, def, doc },
+#include "config_table.h"
+#undef CS_VAR
+};
+
+struct cs_config cs_cfg;
+
+static void warn(const char *name, const char *val, const char *want)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "cudashim: ignoring CUDASHIM_%s=\"%.200s\" (expected %s); using the default\n",
+                     name, val, want);
+    if (n > 0)
+        (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *yes[] = { "1", "true", "yes", "on" }, *no[] = { "0", "false", "no", "off", "" };
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        if (!strcasecmp(s, yes[i])) return *out = 1, 1;
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        if (!strcasecmp(s, no[i])) return *out = 0, 1;
+    return 0;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s || *s == '-') return 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || v == 0 || v > (1ULL << 32)) return 0;
+    *out = v;
+    return 1;
+}
+
+static const char *value(int i)
+{
+    char name[64];
+    snprintf(name, sizeof name, "CUDASHIM_%s", cs_vars[i].name);
+    return getenv(name);
+}
+
+void cs_config_load(void)
+{
+    for (int i = 0; i < CS_CFG_COUNT; i++) {
+        const struct cs_var *v = &cs_vars[i];
+        const char *s = value(i), *d = v->def;
+        int b = 0;
+        uint64_t n = 0;
+        if (v->type == CS_BOOL && s && !parse_bool(s, &b)) warn(v->name, s, "0 or 1"), s = NULL;
+        if (v->type == CS_COUNT && s && !parse_count(s, &n)) warn(v->name, s, "a positive integer"), s = NULL;
+        if (v->type == CS_ENUM && s && strcmp(s, "auto") && strcmp(s, "tsc") && strcmp(s, "monotonic"))
+            warn(v->name, s, "auto, tsc or monotonic"), s = NULL;
+        if (v->type == CS_STRING && s && !*s) s = NULL;
+        if (!s) s = d;
+        if (v->type == CS_BOOL) parse_bool(s, &b);
+        if (v->type == CS_COUNT) parse_count(s, &n);
+        switch (i) {
+        case CS_CFG_DISABLE: cs_cfg.disable = b; break;
+        case CS_CFG_TRACE_FILE: cs_cfg.trace_file = s; break;
+        case CS_CFG_TRACE_DIR: cs_cfg.trace_dir = s; break;
+        case CS_CFG_TRACE_ALL: cs_cfg.trace_all = b; break;
+        case CS_CFG_RING_SIZE: cs_cfg.ring_size = n; break;
+        case CS_CFG_SUMMARY: cs_cfg.summary = b; break;
+        case CS_CFG_MAX_ERRORS_PER_API: cs_cfg.max_errors_per_api = n; break;
+        case CS_CFG_CLOCK: cs_cfg.clock = s; break;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+/* Exported dlsym and dlvsym: save the arguments, ask the router for a target, restore the
+ * arguments and jump. The jump keeps the program's return address on the stack, so glibc sees
+ * the program, not the shim, as the caller: a guaranteed tail call that no C compiler flag
+ * can undo. */
+#if defined(__x86_64__)
+    .text
+    .globl dlsym
+    .type dlsym, @function
+dlsym:
+    .cfi_startproc
+    pushq %rdi
+    .cfi_adjust_cfa_offset 8
+    pushq %rsi
+    .cfi_adjust_cfa_offset 8
+    subq $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    call cs_dlsym_route
+    addq $8, %rsp
+    .cfi_adjust_cfa_offset -8
+    popq %rsi
+    .cfi_adjust_cfa_offset -8
+    popq %rdi
+    .cfi_adjust_cfa_offset -8
+    jmp *%rax
+    .cfi_endproc
+    .size dlsym, .-dlsym
+
+    .globl dlvsym
+    .type dlvsym, @function
+dlvsym:
+    .cfi_startproc
+    pushq %rdi
+    .cfi_adjust_cfa_offset 8
+    pushq %rsi
+    .cfi_adjust_cfa_offset 8
+    pushq %rdx
+    .cfi_adjust_cfa_offset 8
+    call cs_dlvsym_route
+    popq %rdx
+    .cfi_adjust_cfa_offset -8
+    popq %rsi
+    .cfi_adjust_cfa_offset -8
+    popq %rdi
+    .cfi_adjust_cfa_offset -8
+    jmp *%rax
+    .cfi_endproc
+    .size dlvsym, .-dlvsym
+
+#elif defined(__aarch64__)
+    .text
+    .globl dlsym
+    .type dlsym, %function
+dlsym:
+    stp x29, x30, [sp, #-32]!
+    mov x29, sp
+    stp x0, x1, [sp, #16]
+    bl cs_dlsym_route
+    mov x16, x0
+    ldp x0, x1, [sp, #16]
+    ldp x29, x30, [sp], #32
+    br x16
+    .size dlsym, .-dlsym
+
+    .globl dlvsym
+    .type dlvsym, %function
+dlvsym:
+    stp x29, x30, [sp, #-48]!
+    mov x29, sp
+    stp x0, x1, [sp, #16]
+    str x2, [sp, #32]
+    bl cs_dlvsym_route
+    mov x16, x0
+    ldp x0, x1, [sp, #16]
+    ldr x2, [sp, #32]
+    ldp x29, x30, [sp], #48
+    br x16
+    .size dlvsym, .-dlvsym
+#endif
+    .section .note.GNU-stack, "", %progbits

@@ -1,0 +1,60 @@
+/* Lazy, retryable bootstrap. Nothing runs at load time: the shim wakes on the first wrapped
+ * call or driver lookup, so a program that never touches CUDA never sees it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum { UNINIT, IN_PROGRESS, READY, DISABLED };
+static int _Atomic state = UNINIT;
+static __thread int initialising __attribute__((tls_model("initial-exec")));
+int cs_disabled;
+pid_t cs_pid;
+
+static void after_fork_child(void)
+{
+    if (atomic_load(&state) != READY) return;
+    cs_pid = getpid();
+    cs_writer_after_fork();
+    cs_thread_after_fork(cs_tls);
+}
+
+int cs_init(void)
+{
+    int s = atomic_load(&state);
+    if (cs_likely(s == READY)) return 1;
+    if (s == DISABLED || initialising) return 0;
+    int expected = UNINIT;
+    if (!atomic_compare_exchange_strong(&state, &expected, IN_PROGRESS)) {
+        /* Another thread is initialising; it takes microseconds. Pass this call through. */
+        while (atomic_load(&state) == IN_PROGRESS)
+            ;
+        return atomic_load(&state) == READY;
+    }
+    initialising = 1;
+    cs_config_load();
+    if (cs_cfg.disable) {
+        cs_disabled = 1;
+        atomic_store(&state, DISABLED);
+        initialising = 0;
+        return 0;
+    }
+    cs_clock_init(cs_cfg.clock);
+    cs_pid = getpid();
+    pthread_atfork(NULL, NULL, after_fork_child);
+    atomic_store(&state, READY);
+    cs_writer_start();
+    initialising = 0;
+    return 1;
+}
+
+__attribute__((destructor)) static void cs_fini(void)
+{
+    if (atomic_load(&state) != READY || cs_pid != getpid()) return;
+    struct cs_thread *t = cs_tls;
+    if (t) t->depth = 1;  /* calls made by other destructors from here on pass through */
+    cs_writer_finish();
+}

@@ -1,0 +1,88 @@
+/* Declarations shared by the shim's modules (not the hot path: see wrap.h). */
+#ifndef CS_INTERNAL_H
+#define CS_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wrap.h"
+
+#define CS_VERSION "0.1.0"
+#define CS_TRACE_FORMAT "cudashim-trace"
+#define CS_TRACE_VERSION 1
+
+/* config.c */
+enum cs_var_type { CS_BOOL, CS_STRING, CS_COUNT, CS_ENUM };
+enum {
+#define CS_VAR(name, type, def, doc) CS_CFG_##name,
+#include "config_table.h"
+#undef CS_VAR
+    CS_CFG_COUNT
+};
+struct cs_var {
+    const char *name;   /* without the CUDASHIM_ prefix */
+    enum cs_var_type type;
+    const char *def;
+    const char *doc;
+};
+extern const struct cs_var cs_vars[CS_CFG_COUNT];
+struct cs_config {
+    int disable, trace_all, summary;
+    uint64_t ring_size, max_errors_per_api;
+    const char *trace_file, *trace_dir, *clock;
+};
+extern struct cs_config cs_cfg;
+void cs_config_load(void);
+
+/* clock.c */
+void cs_clock_init(const char *mode);
+uint64_t cs_ticks_to_ns(uint64_t ticks);
+uint64_t cs_dur_to_ns(uint64_t ticks);
+const char *cs_clock_name(void);
+
+/* init.c: lazy, idempotent bootstrap */
+int cs_init(void);          /* 1 when ready */
+extern pid_t cs_pid;
+
+/* thread.c */
+struct cs_thread *cs_thread_list(void);
+void cs_thread_after_fork(struct cs_thread *self);
+
+/* real.c: real dl* functions and library handles */
+typedef void *(*cs_dlsym_fn)(void *, const char *);
+typedef void *(*cs_dlvsym_fn)(void *, const char *, const char *);
+cs_dlsym_fn cs_real_dlsym(void);
+cs_dlvsym_fn cs_real_dlvsym(void);
+int cs_api_bind(struct cs_api *api);
+int cs_api_find(struct cs_api *api, const char *name);  /* global index or -1 */
+int cs_api_index_of_ptr(struct cs_api *api, void *p, const char *hint);
+struct cs_api *cs_api_of(int idx);
+const char *cs_api_name(int idx);
+
+/* elf_sym.c */
+void *cs_elf_lookup(const char *object_substr, const char *symbol, const void *skip_object_addr);
+
+/* writer.c */
+void cs_writer_start(void);
+void cs_writer_after_fork(void);
+void cs_writer_finish(void);
+void cs_write_line(const char *line, size_t len);
+size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct cs_event *ev, int tid,
+                       const char *extra, int extra_len);
+const char *cs_trace_path(void);
+
+/* json.c: bounded, allocation-free JSON text */
+struct cs_buf { char *p; size_t len, cap; };
+void cs_put(struct cs_buf *b, const char *s);
+void cs_putn(struct cs_buf *b, const char *s, size_t n);
+void cs_put_str(struct cs_buf *b, const char *s);      /* quoted and escaped */
+void cs_put_u64(struct cs_buf *b, uint64_t v);
+void cs_put_i64(struct cs_buf *b, int64_t v);
+void cs_put_hex(struct cs_buf *b, uint64_t v);
+void cs_extra(struct cs_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cs_extra_str(struct cs_thread *t, const char *key, const char *val);
+
+/* summary.c */
+void cs_summary_write(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* Bounded JSON text without malloc or stdio: usable from any thread, a forked child, or (with
+ * care) a signal handler. Output that does not fit is cut, never overrun. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+void cs_putn(struct cs_buf *b, const char *s, size_t n)
+{
+    if (b->len >= b->cap) return;
+    if (n > b->cap - b->len) n = b->cap - b->len;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+void cs_put(struct cs_buf *b, const char *s) { cs_putn(b, s, strlen(s)); }
+
+void cs_put_str(struct cs_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    cs_putn(b, "\"", 1);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char e[2] = { '\\', (char)c };
+            cs_putn(b, e, 2);
+        } else if (c < 0x20 || c == 0x7f) {
+            char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+            cs_putn(b, e, 6);
+        } else {
+            cs_putn(b, (const char *)&c, 1);
+        }
+    }
+    cs_putn(b, "\"", 1);
+}
+
+void cs_put_u64(struct cs_buf *b, uint64_t v)
+{
+    char tmp[24];
+    int i = sizeof tmp;
+    do tmp[--i] = (char)('0' + v % 10); while ((v /= 10));
+    cs_putn(b, tmp + i, sizeof tmp - (size_t)i);
+}
+
+void cs_put_i64(struct cs_buf *b, int64_t v)
+{
+    if (v < 0) {
+        cs_putn(b, "-", 1);
+        cs_put_u64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        cs_put_u64(b, (uint64_t)v);
+    }
+}
+
+void cs_put_hex(struct cs_buf *b, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tmp[20];
+    int i = sizeof tmp;
+    do tmp[--i] = hex[v & 15]; while ((v >>= 4));
+    cs_putn(b, "\"0x", 3);
+    cs_putn(b, tmp + i, sizeof tmp - (size_t)i);
+    cs_putn(b, "\"", 1);
+}
+
+/* Hooks add fields to the event being finished; fields are comma-separated, no leading comma. */
+void cs_extra(struct cs_thread *t, const char *fmt, ...)
+{
+    size_t cap = sizeof t->extra - (size_t)t->extra_len;
+    if (cap < 2) return;
+    char *p = t->extra + t->extra_len;
+    if (t->extra_len) *p++ = ',', cap--;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(p, cap, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= cap) n = (int)cap - 1;
+    t->extra_len = (int)(p - t->extra) + n;
+}
+
+void cs_extra_str(struct cs_thread *t, const char *key, const char *val)
+{
+    char tmp[512];
+    struct cs_buf b = { tmp, 0, sizeof tmp - 1 };
+    cs_put_str(&b, key);
+    cs_put(&b, ":");
+    cs_put_str(&b, val);
+    tmp[b.len] = 0;
+    cs_extra(t, "%s", tmp);
+}

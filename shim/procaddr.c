@@ -1,0 +1,88 @@
+/* cuGetProcAddress (4 arguments, CUDA 11.3 ABI) and cuGetProcAddress_v2 (5 arguments, 12.0).
+ *
+ * The real resolver answers first. Only when it succeeds is its answer mapped back to the exact
+ * exported name (by address) and swapped for our wrapper of that name, so the caller keeps the
+ * ABI version and stream semantics (_ptsz/_ptds) the driver chose. A lookup of the resolver
+ * itself returns our resolver of the matching ABI, so later lookups stay covered. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <string.h>
+
+#include "internal.h"
+#include "../wrappers/gen/cuda_api.h"
+
+enum { STATUS_SUCCESS = 0, STATUS_SYMBOL_NOT_FOUND = 1, STATUS_VERSION_NOT_SUFFICIENT = 2 };
+static const char *const status_names[] = { "CU_GET_PROC_ADDRESS_SUCCESS", "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND",
+                                            "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT" };
+
+typedef uint32_t (*gpa_v1)(void *, void *, int32_t, uint64_t);
+typedef uint32_t (*gpa_v2)(void *, void *, int32_t, uint64_t, void *);
+
+/* The library that asked: a static cudart copy inside cuBLAS or NCCL shows up here. */
+static const char *caller_name(void *ra)
+{
+    Dl_info info;
+    if (ra && dladdr(ra, &info) && info.dli_fname) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        return slash ? slash + 1 : info.dli_fname;
+    }
+    return "?";
+}
+
+static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_t ver, uint64_t flags,
+                       int *status, void *ra)
+{
+    struct cs_api *api = &cs_api_cuda;
+    void *realf = cs_real(api, api_idx);
+    struct cs_thread *t;
+    if (!realf)
+        return cs_missing(api, api_idx, via);
+    int st_local = -1;
+    if (!(t = cs_enter()))
+        return api_idx == CS_CUDA_cuGetProcAddress ? ((gpa_v1)realf)((void *)sym, pfn, ver, flags)
+                                                   : ((gpa_v2)realf)((void *)sym, pfn, ver, flags, status);
+    uint64_t t0 = cs_ticks();
+    uint32_t r = api_idx == CS_CUDA_cuGetProcAddress ? ((gpa_v1)realf)((void *)sym, pfn, ver, flags)
+                                                     : ((gpa_v2)realf)((void *)sym, pfn, ver, flags, status);
+    int saved_errno = errno;
+    struct cs_event *ev = cs_record(t, api, api_idx, via, r, t0);
+    int st = status ? *status : (r == 0 && pfn && *pfn ? STATUS_SUCCESS : st_local);
+    const char *got = NULL;
+    if (r == 0 && pfn && *pfn && st == STATUS_SUCCESS && cs_api_bind(api)) {
+        int idx = cs_api_index_of_ptr(api, *pfn, sym);
+        if (idx >= 0) {
+            got = api->names[idx - api->base];
+            *pfn = api->via[CS_VIA_PROCADDR][idx - api->base];
+        }
+    }
+    ev->arg = (uint64_t)(uint32_t)ver;
+    int failed = r != 0 || !pfn || !*pfn || st != STATUS_SUCCESS;
+    /* The runtime probes with an empty name; that answer is expected, not a finding. */
+    if ((failed && sym && *sym) || cs_cfg.trace_all) {
+        cs_extra_str(t, "symbol", sym ? sym : "");
+        cs_extra(t, "\"cuda_version\":%d,\"flags\":%llu", (int)ver, (unsigned long long)flags);
+        if (st >= 0 && st <= 2) cs_extra_str(t, "status", status_names[st]);
+        if (got) cs_extra_str(t, "resolved", got);
+        cs_extra_str(t, "caller", caller_name(ra));
+        t->force_write = failed && sym && *sym;
+    }
+    cs_finish(t, api, ev, 0);
+    errno = saved_errno;
+    return r;
+}
+
+#define RA __builtin_return_address(0)
+CS_EXPORT uint32_t cuGetProcAddress(void *s, void *p, int32_t v, uint64_t f)
+{ return lookup(CS_VIA_LINKED, CS_CUDA_cuGetProcAddress, s, p, v, f, NULL, RA); }
+uint32_t cs_d_cuGetProcAddress(void *s, void *p, int32_t v, uint64_t f)
+{ return lookup(CS_VIA_DLSYM, CS_CUDA_cuGetProcAddress, s, p, v, f, NULL, RA); }
+uint32_t cs_g_cuGetProcAddress(void *s, void *p, int32_t v, uint64_t f)
+{ return lookup(CS_VIA_PROCADDR, CS_CUDA_cuGetProcAddress, s, p, v, f, NULL, RA); }
+CS_EXPORT uint32_t cuGetProcAddress_v2(void *s, void *p, int32_t v, uint64_t f, void *st)
+{ return lookup(CS_VIA_LINKED, CS_CUDA_cuGetProcAddress_v2, s, p, v, f, st, RA); }
+uint32_t cs_d_cuGetProcAddress_v2(void *s, void *p, int32_t v, uint64_t f, void *st)
+{ return lookup(CS_VIA_DLSYM, CS_CUDA_cuGetProcAddress_v2, s, p, v, f, st, RA); }
+uint32_t cs_g_cuGetProcAddress_v2(void *s, void *p, int32_t v, uint64_t f, void *st)
+{ return lookup(CS_VIA_PROCADDR, CS_CUDA_cuGetProcAddress_v2, s, p, v, f, st, RA); }

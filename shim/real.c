@@ -1,0 +1,159 @@
+/* The real functions: libc's dlsym/dlvsym, each wrapped library's handle, and each wrapped
+ * function's real address, always resolved from that explicit handle (never RTLD_NEXT or
+ * RTLD_DEFAULT, where another interposer or a framework's own cu* stubs could answer). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+static cs_dlsym_fn _Atomic real_dlsym;
+static cs_dlvsym_fn _Atomic real_dlvsym;
+
+static struct cs_api *const apis[] = {
+#define CS_API_PTR(a) &cs_api_##a,
+    CS_API_LIST(CS_API_PTR)
+};
+#define NAPIS (sizeof apis / sizeof *apis)
+
+static void *libc_fn(const char *name)
+{
+    /* glibc >= 2.34 has dl* in libc.so.6; older ones in libdl.so.2. Skip our own object. */
+    void *p = cs_elf_lookup("libc.so", name, (void *)libc_fn);
+    return p ? p : cs_elf_lookup("libdl.so", name, (void *)libc_fn);
+}
+
+cs_dlsym_fn cs_real_dlsym(void)
+{
+    cs_dlsym_fn f = atomic_load_explicit(&real_dlsym, memory_order_acquire);
+    if (cs_unlikely(!f)) {
+        f = (cs_dlsym_fn)libc_fn("dlsym");
+        atomic_store_explicit(&real_dlsym, f, memory_order_release);
+    }
+    return f;
+}
+
+cs_dlvsym_fn cs_real_dlvsym(void)
+{
+    cs_dlvsym_fn f = atomic_load_explicit(&real_dlvsym, memory_order_acquire);
+    if (cs_unlikely(!f)) {
+        f = (cs_dlvsym_fn)libc_fn("dlvsym");
+        atomic_store_explicit(&real_dlvsym, f, memory_order_release);
+    }
+    return f;
+}
+
+struct cs_api *cs_api_of(int idx)
+{
+    for (size_t i = 0; i < NAPIS; i++)
+        if (idx >= apis[i]->base && idx < apis[i]->base + apis[i]->count)
+            return apis[i];
+    return NULL;
+}
+
+const char *cs_api_name(int idx)
+{
+    struct cs_api *a = cs_api_of(idx);
+    return a ? a->names[idx - a->base] : "?";
+}
+
+int cs_api_find(struct cs_api *api, const char *name)
+{
+    int lo = 0, hi = api->count - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(name, api->names[mid]);
+        if (!c) return api->base + mid;
+        if (c < 0) hi = mid - 1; else lo = mid + 1;
+    }
+    return -1;
+}
+
+/* Real address -> exported name, for mapping what cuGetProcAddress returns. */
+struct cs_ptr_index {
+    int n;
+    struct { void *p; int idx; } e[];
+};
+
+static int by_ptr(const void *a, const void *b)
+{
+    void *x = *(void *const *)a, *y = *(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void *library_handle(struct cs_api *api)
+{
+    /* RTLD_NOLOAD: never load anything the program has not loaded itself. */
+    void *h = atomic_load(&api->handle);
+    if (!h) {
+        h = dlopen(api->soname, RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            void *expected = NULL;
+            if (!atomic_compare_exchange_strong(&api->handle, &expected, h)) {
+                dlclose(h);
+                h = expected;
+            }
+        }
+    }
+    return h;
+}
+
+/* Resolve every function of an API once its library is loaded, and index them by address. */
+int cs_api_bind(struct cs_api *api)
+{
+    if (atomic_load(&api->by_ptr))
+        return 1;
+    void *h = library_handle(api);
+    cs_dlsym_fn dls = cs_real_dlsym();
+    if (!h || !dls)
+        return 0;
+    size_t sz = sizeof(struct cs_ptr_index) + (size_t)api->count * sizeof(((struct cs_ptr_index *)0)->e[0]);
+    struct cs_ptr_index *ix = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ix == MAP_FAILED)
+        return 0;
+    for (int i = 0; i < api->count; i++) {
+        void *p = dls(h, api->names[i]);
+        void *expected = NULL;
+        atomic_compare_exchange_strong(&api->real[i], &expected, p ? p : CS_REAL_MISSING);
+        if (p) {
+            ix->e[ix->n].p = p;
+            ix->e[ix->n++].idx = api->base + i;
+        }
+    }
+    qsort(ix->e, (size_t)ix->n, sizeof ix->e[0], by_ptr);
+    struct cs_ptr_index *expected = NULL;
+    if (!atomic_compare_exchange_strong(&api->by_ptr, &expected, ix))
+        munmap(ix, sz);
+    return 1;
+}
+
+/* Several names can share an address (aliases); prefer the one that starts with the name asked for. */
+int cs_api_index_of_ptr(struct cs_api *api, void *p, const char *hint)
+{
+    struct cs_ptr_index *ix = atomic_load(&api->by_ptr);
+    if (!ix) return -1;
+    int lo = 0, hi = ix->n - 1, at = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (ix->e[mid].p == p) { at = mid; break; }
+        if ((uintptr_t)ix->e[mid].p < (uintptr_t)p) lo = mid + 1; else hi = mid - 1;
+    }
+    if (at < 0) return -1;
+    while (at > 0 && ix->e[at - 1].p == p) at--;
+    int best = ix->e[at].idx;
+    for (int i = at; i < ix->n && ix->e[i].p == p; i++) {
+        const char *n = api->names[ix->e[i].idx - api->base];
+        if (hint && !strncmp(n, hint, strlen(hint))) { best = ix->e[i].idx; break; }
+    }
+    return best;
+}
+
+void *cs_real_resolve(struct cs_api *api, int idx)
+{
+    if (!cs_api_bind(api))
+        return CS_REAL_MISSING;  /* library not loaded: nothing to call */
+    return atomic_load(&api->real[idx - api->base]);
+}

@@ -1,0 +1,104 @@
+/* Per-thread state: created on a thread's first wrapped call, kept on a global list that the
+ * writer, the summary and the crash handler walk. Memory comes from mmap, never malloc, so a
+ * wrapper can run inside an allocator or a forked child. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+__thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec")));
+static struct cs_thread *_Atomic threads;
+static pthread_key_t exit_key;
+static int _Atomic key_made;
+
+struct cs_thread *cs_thread_list(void) { return atomic_load(&threads); }
+
+static void on_thread_exit(void *p)
+{
+    struct cs_thread *t = p;
+    /* Keep the ring for the writer and the flight recorder; the struct is reused once drained. */
+    atomic_store(&t->dead, 1);
+}
+
+static void *map(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static uint64_t ring_events(void)
+{
+    uint64_t n = cs_cfg.ring_size, p = 16;
+    if (cs_cfg.trace_all && n < 65536) n = 65536;
+    while (p < n && p < (1ull << 24)) p <<= 1;
+    return p;
+}
+
+/* A dead thread's state whose ring the writer has drained can serve a new thread. */
+static struct cs_thread *reuse(void)
+{
+    for (struct cs_thread *t = atomic_load(&threads); t; t = t->next) {
+        int one = 1;
+        if (atomic_load(&t->dead) &&
+            (!cs_cfg.trace_all || atomic_load(&t->ring->tail) == atomic_load(&t->ring->head)) &&
+            atomic_compare_exchange_strong(&t->dead, &one, 2))
+            return t;
+    }
+    return NULL;
+}
+
+struct cs_thread *cs_thread_slow(void)
+{
+    if (!cs_init())
+        return NULL;
+    struct cs_thread *t = reuse();
+    if (!t) {
+        uint64_t n = ring_events();
+        t = map(sizeof *t);
+        struct cs_ring *r = map(sizeof *r + n * sizeof(struct cs_event));
+        uint64_t *counts = map(2 * CS_API_TOTAL * sizeof(uint64_t));
+        if (!t || !r || !counts)
+            return NULL;  /* out of memory: this thread's calls pass through unrecorded */
+        r->mask = n - 1;
+        t->ring = r;
+        t->calls = counts;
+        t->errors = counts + CS_API_TOTAL;
+        struct cs_thread *head = atomic_load(&threads);
+        do t->next = head; while (!atomic_compare_exchange_weak(&threads, &head, t));
+    } else {
+        /* Counts of the earlier thread stay in the totals; only identity changes. */
+        atomic_store(&t->dead, 0);
+    }
+    t->tid = (int)syscall(SYS_gettid);
+    t->lossless = cs_cfg.trace_all;
+    t->depth = 0;
+    int zero = 0;
+    if (atomic_compare_exchange_strong(&key_made, &zero, 1))
+        pthread_key_create(&exit_key, on_thread_exit);
+    pthread_setspecific(exit_key, t);
+    cs_tls = t;
+    return t;
+}
+
+/* In a forked child only the forking thread lives on, with a fresh ring and zero counts, so
+ * the child's trace describes the child alone. */
+void cs_thread_after_fork(struct cs_thread *self)
+{
+    for (struct cs_thread *t = atomic_load(&threads); t; t = t->next) {
+        memset(t->calls, 0, 2 * CS_API_TOTAL * sizeof(uint64_t));
+        t->dropped = 0;
+        atomic_store(&t->ring->tail, atomic_load(&t->ring->head));
+        if (t != self)
+            atomic_store(&t->dead, 1);
+    }
+    if (self) {
+        self->tid = (int)syscall(SYS_gettid);
+        self->lossless = cs_cfg.trace_all;
+    }
+}

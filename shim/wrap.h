@@ -1,0 +1,180 @@
+/* The hot path every generated wrapper inlines: guard, timestamp, record, finish.
+ *
+ * Nothing here takes a lock or makes a system call. Slow paths (first call on a
+ * thread, writing a failing call) are out of line in thread.c and writer.c. */
+#ifndef CS_WRAP_H
+#define CS_WRAP_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../wrappers/gen/apis.h"
+
+#define CS_EXPORT __attribute__((visibility("default")))
+#define CS_HIDDEN __attribute__((visibility("hidden")))
+#define cs_likely(x) __builtin_expect(!!(x), 1)
+#define cs_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* How a call reached its wrapper. */
+enum { CS_VIA_LINKED = 0, CS_VIA_DLSYM = 1, CS_VIA_PROCADDR = 2, CS_VIA_COUNT = 3 };
+
+/* Classes of calls, from the table flags. */
+enum {
+    CS_CLASS_KEY = 1,    /* written in default mode even when it succeeds */
+    CS_CLASS_LAUNCH = 2,
+    CS_CLASS_SYNC = 4,
+    CS_CLASS_ALLOC = 8,
+};
+
+/* One wrapped API (driver, cuDNN, NCCL, cuBLAS): generated, one per table. */
+struct cs_api {
+    const char *name;
+    const char *soname;          /* the library whose handle real functions come from */
+    int base, count;             /* this API's slice of the global index space */
+    const char *const *names;    /* sorted, for binary search */
+    const uint8_t *classes;
+    void *const *via[CS_VIA_COUNT];
+    void *_Atomic *real;         /* resolved lazily; CS_REAL_MISSING when absent */
+    const char *(*result_name)(int32_t);
+    int32_t benign;              /* a non-zero result that is an answer, not a failure */
+    /* filled at bind time */
+    void *_Atomic handle;
+    struct cs_ptr_index *_Atomic by_ptr;
+};
+
+#define CS_REAL_MISSING ((void *)1)
+
+/* Ring events are compact and fixed-size; formatting happens later, off the hot path. */
+enum { CS_EV_WRITTEN = 1, CS_EV_FAILED = 2, CS_EV_AUX = 4 };
+struct cs_event {
+    uint64_t ts;      /* clock ticks at entry */
+    uint32_t dur;     /* ticks, saturated */
+    uint16_t api;     /* global API index */
+    uint8_t via;
+    uint8_t flags;
+    int32_t result;
+    uint32_t seq;     /* per-thread call number, low bits */
+    uint64_t arg;     /* role-specific: launch function, alloc size, stream ... */
+};
+
+struct cs_ring {
+    _Atomic uint64_t head;       /* written by the owning thread only */
+    _Atomic uint64_t tail;       /* written by the writer thread only (ALL mode) */
+    uint64_t mask;
+    struct cs_event ev[];
+};
+
+struct cs_thread {
+    int depth;                   /* > 0 while inside a wrapper: nested calls go straight through */
+    int tid;
+    int lossless;                /* ALL mode: never overwrite unwritten events */
+    int _Atomic dead;
+    struct cs_ring *ring;
+    uint64_t *calls;             /* [CS_API_TOTAL] */
+    uint64_t *errors;            /* [CS_API_TOTAL] */
+    uint64_t dropped;
+    struct cs_event scratch;     /* target for a dropped event, so hooks can still write to it */
+    struct cs_thread *next;      /* global list, never unlinked */
+    /* Extra JSON fields a hook adds to the event being finished (no leading comma). */
+    int extra_len;
+    int force_write;
+    char extra[1024];
+};
+
+extern __thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec")));
+extern int cs_clock_is_tsc;
+extern int cs_disabled;
+
+struct cs_thread *cs_thread_slow(void);
+uint32_t cs_missing(struct cs_api *api, int idx, int via);
+void *cs_real_resolve(struct cs_api *api, int idx);
+void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
+uint64_t cs_ticks_slow(void);
+
+/* The per-thread state accessor: the only way code reaches thread state. Returns NULL when
+ * the shim is disabled or the thread is already inside a wrapper (re-entrancy guard). */
+static inline struct cs_thread *cs_enter(void)
+{
+    struct cs_thread *t = cs_tls;
+    if (cs_unlikely(!t) && !(t = cs_thread_slow()))
+        return NULL;
+    if (cs_unlikely(t->depth))
+        return NULL;
+    t->depth = 1;
+    return t;
+}
+
+static inline void cs_leave(struct cs_thread *t) { t->depth = 0; }
+
+static inline uint64_t cs_ticks(void)
+{
+#if defined(__x86_64__)
+    if (cs_likely(cs_clock_is_tsc)) {
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        return ((uint64_t)hi << 32) | lo;
+    }
+#endif
+    return cs_ticks_slow();
+}
+
+static inline void *cs_real(struct cs_api *api, int idx)
+{
+    void *p = atomic_load_explicit(&api->real[idx - api->base], memory_order_relaxed);
+    if (cs_unlikely(!p))
+        p = cs_real_resolve(api, idx);
+    return p == CS_REAL_MISSING ? NULL : p;
+}
+
+static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api, int idx, int via,
+                                         uint32_t result, uint64_t t0)
+{
+    uint64_t now = cs_ticks();
+    struct cs_ring *r = t->ring;
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    struct cs_event *ev;
+    (void)api;
+    t->calls[idx]++;
+    if (cs_unlikely(t->lossless) &&
+        h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
+        t->dropped++;
+        ev = &t->scratch;
+    } else {
+        ev = &r->ev[h & r->mask];
+    }
+    ev->ts = t0;
+    uint64_t d = now - t0;
+    ev->dur = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+    ev->api = (uint16_t)idx;
+    ev->via = (uint8_t)via;
+    ev->flags = 0;
+    ev->result = (int32_t)result;
+    ev->seq = (uint32_t)h;
+    ev->arg = 0;
+    t->extra_len = 0;
+    t->force_write = 0;
+    return ev;
+}
+
+/* Publish the event; failing and key calls are written now (rare, off the hot path). */
+static inline void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int key)
+{
+    if (cs_unlikely(ev->result != 0 || key || t->force_write)) {
+        if (ev->result != 0 && ev->result != api->benign) {
+            t->errors[ev->api]++;
+            ev->flags |= CS_EV_FAILED;
+        }
+        cs_emit(t, api, ev);
+    }
+    if (cs_likely(ev != &t->scratch))
+        atomic_store_explicit(&t->ring->head, atomic_load_explicit(&t->ring->head, memory_order_relaxed) + 1,
+                              memory_order_release);
+    cs_leave(t);
+}
+
+#define CS_API_DECL(a) extern struct cs_api cs_api_##a; const char *cs_##a##_result_name(int32_t r);
+CS_API_LIST(CS_API_DECL)
+
+#endif

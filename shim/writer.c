@@ -1,0 +1,309 @@
+/* The trace file: naming, safe creation, the header, synchronous writes of failing and key
+ * calls, and (ALL mode) a writer thread that drains the per-thread rings. Each line goes out
+ * in one write() on an O_APPEND descriptor, so lines from different threads never interleave. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
+static int trace_fd = -1;
+static char path[4096];
+static pid_t forked_from;
+static pthread_t writer_thread;
+static int _Atomic writer_running, writer_stop;
+static uint64_t _Atomic written_errors[CS_API_TOTAL];
+uint64_t _Atomic cs_suppressed;
+
+const char *cs_trace_path(void) { return path; }
+
+static const char *rank_string(void)
+{
+    static const char *vars[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return v;
+    }
+    return NULL;
+}
+
+static void expand(char *out, size_t cap, const char *tmpl)
+{
+    struct cs_buf b = { out, 0, cap - 1 };
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    const char *rank = rank_string();
+    if (!strchr(tmpl, '/') && cs_cfg.trace_dir && *cs_cfg.trace_dir) {
+        cs_put(&b, cs_cfg.trace_dir);
+        cs_put(&b, "/");
+    }
+    for (const char *s = tmpl; *s; s++) {
+        if (*s != '%' || !s[1]) { cs_putn(&b, s, 1); continue; }
+        switch (*++s) {
+        case 'p': cs_put_u64(&b, (uint64_t)getpid()); break;
+        case 'h': cs_put(&b, host); break;
+        case 'r': cs_put(&b, rank ? rank : "norank"); break;
+        case '%': cs_put(&b, "%"); break;
+        default: cs_putn(&b, s - 1, 2);
+        }
+    }
+    out[b.len] = 0;
+}
+
+static void put_cmdline(struct cs_buf *b)
+{
+    char buf[8192];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    cs_put(b, "[");
+    for (ssize_t i = 0, first = 1; n > 0 && i < n; first = 0) {
+        buf[n] = 0;
+        if (!first) cs_put(b, ",");
+        cs_put_str(b, buf + i);
+        i += (ssize_t)strlen(buf + i) + 1;
+    }
+    cs_put(b, "]");
+}
+
+/* Only these variables are recorded: they decide what gets loaded. Nothing else, so no secret
+ * from the environment ever reaches a trace. */
+static const char *const loading_env[] = {
+    "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_MODULE_LOADING", "CUDA_VISIBLE_DEVICES",
+    "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_ORDER", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "PYTORCH_CUDA_ALLOC_CONF",
+    "TORCH_CUDA_ARCH_LIST", "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL",
+};
+
+static void write_header(void)
+{
+    char line[16384], host[256] = "unknown";
+    struct cs_buf b = { line, 0, sizeof line - 2 };
+    gethostname(host, sizeof host - 1);
+    const char *rank = rank_string();
+    cs_put(&b, "{\"type\":\"header\",\"format\":\"" CS_TRACE_FORMAT "\",\"version\":");
+    cs_put_u64(&b, CS_TRACE_VERSION);
+    cs_put(&b, ",\"pid\":"); cs_put_u64(&b, (uint64_t)getpid());
+    cs_put(&b, ",\"ppid\":"); cs_put_u64(&b, (uint64_t)getppid());
+    if (forked_from) { cs_put(&b, ",\"forked_from\":"); cs_put_u64(&b, (uint64_t)forked_from); }
+    cs_put(&b, ",\"host\":"); cs_put_str(&b, host);
+    cs_put(&b, ",\"rank\":");
+    if (rank) cs_put_str(&b, rank); else cs_put(&b, "null");
+    cs_put(&b, ",\"argv\":"); put_cmdline(&b);
+    cs_put(&b, ",\"shim_version\":\"" CS_VERSION "\",\"clock\":\"CLOCK_MONOTONIC\",\"clock_source\":");
+    cs_put_str(&b, cs_clock_name());
+    cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
+    cs_put(&b, ",\"ring_size\":"); cs_put_u64(&b, cs_cfg.ring_size);
+    struct timespec rt, mt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mt);
+    cs_put(&b, ",\"start_unix_ns\":"); cs_put_u64(&b, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+    cs_put(&b, ",\"start_mono_ns\":"); cs_put_u64(&b, (uint64_t)mt.tv_sec * 1000000000ull + (uint64_t)mt.tv_nsec);
+    cs_put(&b, ",\"env\":{");
+    int first = 1;
+    for (size_t i = 0; i < sizeof loading_env / sizeof *loading_env; i++) {
+        const char *v = getenv(loading_env[i]);
+        if (!v) continue;
+        if (!first) cs_put(&b, ",");
+        first = 0;
+        cs_put_str(&b, loading_env[i]); cs_put(&b, ":"); cs_put_str(&b, v);
+    }
+    for (int i = 0; i < CS_CFG_COUNT; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "CUDASHIM_%s", cs_vars[i].name);
+        const char *v = getenv(name);
+        if (!v) continue;
+        if (!first) cs_put(&b, ",");
+        first = 0;
+        cs_put_str(&b, name); cs_put(&b, ":"); cs_put_str(&b, v);
+    }
+    cs_put(&b, "}}\n");
+    (void)!write(trace_fd, line, b.len);
+}
+
+/* Create the file once, 0600, never following a link or reusing an existing file. */
+static int ensure_open(void)
+{
+    int s = atomic_load(&fd_state);
+    if (cs_likely(s == 2)) return 1;
+    if (s == 3) return 0;
+    int zero = 0;
+    if (atomic_compare_exchange_strong(&fd_state, &zero, 1)) {
+        char base[sizeof path - 16];
+        expand(base, sizeof base, cs_cfg.trace_file);
+        int fd = -1;
+        for (int i = 0; i < 100 && fd < 0; i++) {
+            if (i) snprintf(path, sizeof path, "%s.%d", base, i); else snprintf(path, sizeof path, "%s", base);
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+            if (fd < 0 && errno != EEXIST) break;
+        }
+        if (fd < 0) {
+            char msg[4200];
+            int n = snprintf(msg, sizeof msg, "cudashim: cannot create trace file %s: %s; tracing is off\n", path,
+                             strerror(errno));
+            (void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0);
+            atomic_store(&fd_state, 3);
+            return 0;
+        }
+        /* Keep the descriptor away from the low numbers programs assume are theirs. */
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+        if (high >= 0) { close(fd); fd = high; }
+        trace_fd = fd;
+        write_header();
+        atomic_store(&fd_state, 2);
+        return 1;
+    }
+    while ((s = atomic_load(&fd_state)) == 1)
+        ;
+    return s == 2;
+}
+
+void cs_write_line(const char *line, size_t len)
+{
+    int e = errno;
+    if (ensure_open())
+        (void)!write(trace_fd, line, len);
+    errno = e;
+}
+
+static const char *const via_names[] = { "linked", "dlsym", "cuGetProcAddress" };
+
+size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct cs_event *ev, int tid,
+                       const char *extra, int extra_len)
+{
+    struct cs_buf b = { buf, 0, cap - 2 };
+    const char *rn = api->result_name ? api->result_name(ev->result) : NULL;
+    cs_put(&b, "{\"type\":\"call\",\"api\":\"");
+    cs_put(&b, api->names[ev->api - api->base]);
+    cs_put(&b, "\",\"lib\":\"");
+    cs_put(&b, api->name);
+    cs_put(&b, "\",\"via\":\"");
+    cs_put(&b, via_names[ev->via < CS_VIA_COUNT ? ev->via : 0]);
+    cs_put(&b, "\",\"result\":");
+    cs_put_i64(&b, ev->result);
+    cs_put(&b, ",\"result_name\":");
+    if (rn) cs_put_str(&b, rn); else cs_put(&b, "null");
+    cs_put(&b, ",\"tid\":"); cs_put_u64(&b, (uint64_t)tid);
+    cs_put(&b, ",\"ts_ns\":"); cs_put_u64(&b, cs_ticks_to_ns(ev->ts));
+    cs_put(&b, ",\"dur_ns\":"); cs_put_u64(&b, cs_dur_to_ns(ev->dur));
+    cs_put(&b, ",\"seq\":"); cs_put_u64(&b, ev->seq);
+    if (extra_len > 0) {
+        cs_put(&b, ",");
+        cs_putn(&b, extra, (size_t)extra_len);
+    }
+    cs_put(&b, "}\n");
+    if (b.len == cap - 2 && buf[b.len - 1] != '\n') {  /* cut: keep the line valid JSON */
+        b.len = 0;
+        cs_put(&b, "{\"type\":\"call\",\"api\":\"");
+        cs_put(&b, api->names[ev->api - api->base]);
+        cs_put(&b, "\",\"truncated\":true}\n");
+    }
+    return b.len;
+}
+
+void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
+{
+    if ((ev->flags & CS_EV_FAILED) && !t->force_write &&
+        atomic_fetch_add(&written_errors[ev->api], 1) >= cs_cfg.max_errors_per_api) {
+        atomic_fetch_add(&cs_suppressed, 1);
+        ev->flags |= CS_EV_WRITTEN;  /* counted, deliberately not written */
+        return;
+    }
+    char line[2048];
+    size_t n = cs_format_event(line, sizeof line, api, ev, t->tid, t->extra, t->extra_len);
+    cs_write_line(line, n);
+    ev->flags |= CS_EV_WRITTEN;
+}
+
+uint32_t cs_missing(struct cs_api *api, int idx, int via)
+{
+    struct cs_thread *t = cs_enter();
+    if (t) {
+        struct cs_event *ev = cs_record(t, api, idx, via, 500, cs_ticks());
+        cs_extra_str(t, "note", "the loaded library does not export this function (or is not loaded)");
+        t->force_write = 1;
+        cs_finish(t, api, ev, 1);
+    }
+    return 500;  /* CUDA_ERROR_NOT_FOUND */
+}
+
+/* ALL mode: drain every ring into a large buffer and write it in big pieces. */
+static int drain(void)
+{
+    static char buf[1 << 18];
+    size_t len = 0;
+    int any = 0;
+    for (struct cs_thread *t = cs_thread_list(); t; t = t->next) {
+        struct cs_ring *r = t->ring;
+        uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+        uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        if (h - i > r->mask + 1) i = h - r->mask - 1;  /* flight-recorder rings overwrite */
+        for (; i < h; i++) {
+            struct cs_event *ev = &r->ev[i & r->mask];
+            if (ev->flags & CS_EV_WRITTEN) continue;
+            if (sizeof buf - len < 1024) { cs_write_line(buf, len); len = 0; }
+            struct cs_api *api = cs_api_of(ev->api);
+            if (api) len += cs_format_event(buf + len, sizeof buf - len, api, ev, t->tid, NULL, 0);
+            any = 1;
+        }
+        atomic_store_explicit(&r->tail, h, memory_order_release);
+    }
+    if (len) cs_write_line(buf, len);
+    return any;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    while (!atomic_load(&writer_stop)) {
+        if (!drain()) {
+            struct timespec ts = { 0, 2000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+void cs_writer_start(void)
+{
+    int zero = 0;
+    if (cs_cfg.trace_all && atomic_compare_exchange_strong(&writer_running, &zero, 1)) {
+        atomic_store(&writer_stop, 0);
+        if (pthread_create(&writer_thread, NULL, writer_main, NULL))
+            atomic_store(&writer_running, 0);  /* the exit path drains instead */
+    }
+}
+
+void cs_writer_after_fork(void)
+{
+    forked_from = getppid();
+    if (trace_fd >= 0) close(trace_fd);
+    trace_fd = -1;
+    path[0] = 0;
+    atomic_store(&fd_state, 0);
+    atomic_store(&writer_running, 0);
+    for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&written_errors[i], 0);
+    atomic_store(&cs_suppressed, 0);
+}
+
+void cs_writer_finish(void)
+{
+    if (atomic_load(&writer_running)) {
+        atomic_store(&writer_stop, 1);
+        pthread_join(writer_thread, NULL);
+        atomic_store(&writer_running, 0);
+    }
+    if (cs_cfg.trace_all) drain();
+    cs_summary_write();
+}

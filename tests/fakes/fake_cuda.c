@@ -1,0 +1,256 @@
+/* A fake libcuda.so.1 for tests on machines without a GPU.
+ *
+ * Every exported driver function counts its calls and returns the configured result. A few
+ * (below) behave like the real driver: the versioned, per-thread-stream-aware cuGetProcAddress,
+ * the device queries, and allocation. Environment:
+ *   FAKE_CUDA_DRIVER_VERSION  e.g. 12020 (default 13000)
+ *   FAKE_CUDA_DEVICE_NAME, FAKE_CUDA_CC (e.g. 9.0), FAKE_CUDA_DEVICE_COUNT, FAKE_CUDA_TOTAL_MEM, FAKE_CUDA_FREE_MEM
+ *   FAKE_CUDA_FAIL     name=code[,name=code...]  make a function return an error
+ *   FAKE_CUDA_MISSING  name[,name...]            cuGetProcAddress answers SYMBOL_NOT_FOUND
+ *   FAKE_CUDA_CRASH    name                      SIGSEGV inside that function
+ *   FAKE_CUDA_BLOCK    name=seconds              sleep inside that function
+ *   FAKE_CUDA_COUNTS   path                      at exit, write "name count" for every call received
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake_cuda.h"
+
+#define MAXF 1024
+static _Atomic uint64_t counts[MAXF];
+static int fail_code[MAXF];
+static int missing[MAXF];
+static int crash_at = -1, block_at = -1, block_secs;
+static int driver_version = 13000, device_count = 1, cc_major = 9, cc_minor = 0;
+static unsigned long long total_mem = 80ull << 30, free_mem = 79ull << 30, used_mem;
+static const char *device_name = "Fake GPU";
+static int _Atomic configured;
+
+static int index_of(const char *name, size_t len)
+{
+    for (int i = 0; i < fake_count; i++)
+        if (strlen(fake_names[i]) == len && !strncmp(fake_names[i], name, len)) return i;
+    return -1;
+}
+
+static void configure(void)
+{
+    if (atomic_exchange(&configured, 1)) return;
+    const char *s;
+    if ((s = getenv("FAKE_CUDA_DRIVER_VERSION"))) driver_version = atoi(s);
+    if ((s = getenv("FAKE_CUDA_DEVICE_COUNT"))) device_count = atoi(s);
+    if ((s = getenv("FAKE_CUDA_DEVICE_NAME"))) device_name = s;
+    if ((s = getenv("FAKE_CUDA_CC"))) sscanf(s, "%d.%d", &cc_major, &cc_minor);
+    if ((s = getenv("FAKE_CUDA_TOTAL_MEM"))) total_mem = strtoull(s, NULL, 0);
+    if ((s = getenv("FAKE_CUDA_FREE_MEM"))) free_mem = strtoull(s, NULL, 0);
+    for (s = getenv("FAKE_CUDA_FAIL"); s && *s;) {
+        const char *eq = strchr(s, '='), *end = strchrnul(s, ',');
+        if (eq && eq < end) {
+            int i = index_of(s, (size_t)(eq - s));
+            if (i >= 0) fail_code[i] = atoi(eq + 1);
+        }
+        s = *end ? end + 1 : end;
+    }
+    for (s = getenv("FAKE_CUDA_MISSING"); s && *s;) {
+        const char *end = strchrnul(s, ',');
+        int i = index_of(s, (size_t)(end - s));
+        if (i >= 0) missing[i] = 1;
+        s = *end ? end + 1 : end;
+    }
+    if ((s = getenv("FAKE_CUDA_CRASH"))) crash_at = index_of(s, strlen(s));
+    if ((s = getenv("FAKE_CUDA_BLOCK"))) {
+        const char *eq = strchr(s, '=');
+        if (eq) block_at = index_of(s, (size_t)(eq - s)), block_secs = atoi(eq + 1);
+    }
+}
+
+uint32_t fake_enter(int i)
+{
+    configure();
+    atomic_fetch_add(&counts[i], 1);
+    if (i == crash_at) {
+        volatile int *p = NULL;
+        __asm__ volatile("" : "+r"(p)); /* hide the null from the optimiser */
+        *p = 1;  /* a driver bug: SIGSEGV inside the call */
+    }
+    if (i == block_at) sleep((unsigned)block_secs);
+    return (uint32_t)fail_code[i];
+}
+
+static int self(const char *name) { return index_of(name, strlen(name)); }
+#define ENTER(name) do { uint32_t r_ = fake_enter(self(#name)); if (r_) return r_; } while (0)
+
+__attribute__((destructor)) static void write_counts(void)
+{
+    const char *path = getenv("FAKE_CUDA_COUNTS");
+    if (!path) return;
+    char p[4096];
+    snprintf(p, sizeof p, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(p, "w");
+    if (!f) return;
+    for (int i = 0; i < fake_count; i++)
+        if (counts[i]) fprintf(f, "%s %llu\n", fake_names[i], (unsigned long long)counts[i]);
+    fclose(f);
+}
+
+/* The real driver's resolver: the newest ABI not newer than the requested version and the
+ * driver's own version; the per-thread-stream variant when flags ask for it. */
+static uint32_t resolve(const char *sym, void **pfn, int ver, uint64_t flags, int *status)
+{
+    int best = -1, best_ptds = -1, known = 0, too_new = 0;
+    if (!sym || !pfn) return 1;  /* CUDA_ERROR_INVALID_VALUE */
+    *pfn = NULL;
+    for (int i = 0; i < fake_procaddr_count; i++) {
+        const struct fake_procaddr *e = &fake_procaddr[i];
+        if (strcmp(e->name, sym)) continue;
+        known = 1;
+        if (e->version > ver) continue;
+        if (e->version > driver_version || missing[e->index]) { too_new = 1; continue; }
+        if (e->flags == 2) best_ptds = i; else best = i;
+    }
+    int pick = (flags & 2) && best_ptds >= 0 ? best_ptds : best;
+    if (pick < 0) {
+        if (status) *status = known && too_new ? 2 : 1;
+        return 500;  /* CUDA_ERROR_NOT_FOUND */
+    }
+    *pfn = fake_fns[fake_procaddr[pick].index];
+    if (status) *status = 0;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuGetProcAddress(void *symbol, void *pfn, int32_t ver, uint64_t flags)
+{
+    ENTER(cuGetProcAddress);
+    return resolve(symbol, pfn, ver, flags, NULL);
+}
+
+FAKE_EXPORT uint32_t cuGetProcAddress_v2(void *symbol, void *pfn, int32_t ver, uint64_t flags, void *status)
+{
+    ENTER(cuGetProcAddress_v2);
+    return resolve(symbol, pfn, ver, flags, status);
+}
+
+FAKE_EXPORT uint32_t cuInit(uint32_t flags) { (void)flags; ENTER(cuInit); return device_count ? 0 : 100; }
+
+FAKE_EXPORT uint32_t cuDriverGetVersion(void *v)
+{
+    ENTER(cuDriverGetVersion);
+    if (!v) return 1;
+    *(int *)v = driver_version;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuDeviceGetCount(void *n)
+{
+    ENTER(cuDeviceGetCount);
+    if (!n) return 1;
+    *(int *)n = device_count;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuDeviceGet(void *dev, int32_t ordinal)
+{
+    ENTER(cuDeviceGet);
+    if (!dev || ordinal < 0 || ordinal >= device_count) return 101;  /* CUDA_ERROR_INVALID_DEVICE */
+    *(int *)dev = ordinal;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuDeviceGetName(void *name, int32_t len, int32_t dev)
+{
+    ENTER(cuDeviceGetName);
+    if (!name || len <= 0 || dev < 0 || dev >= device_count) return 1;
+    snprintf(name, (size_t)len, "%s", device_name);
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuDeviceGetAttribute(void *value, uint32_t attr, int32_t dev)
+{
+    ENTER(cuDeviceGetAttribute);
+    if (!value || dev < 0 || dev >= device_count) return 1;
+    int v = 1;
+    switch (attr) {
+    case 75: v = cc_major; break;    /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: v = cc_minor; break;
+    case 1: v = 1024; break;         /* MAX_THREADS_PER_BLOCK */
+    case 2: case 3: v = 1024; break; /* MAX_BLOCK_DIM_X/Y */
+    case 4: v = 64; break;
+    case 16: v = 132; break;         /* MULTIPROCESSOR_COUNT */
+    }
+    *(int *)value = v;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuDeviceTotalMem_v2(void *bytes, int32_t dev)
+{
+    ENTER(cuDeviceTotalMem_v2);
+    if (!bytes || dev < 0 || dev >= device_count) return 1;
+    *(size_t *)bytes = total_mem;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuMemGetInfo_v2(void *free_b, void *total_b)
+{
+    ENTER(cuMemGetInfo_v2);
+    if (free_b) *(size_t *)free_b = free_mem > used_mem ? free_mem - used_mem : 0;
+    if (total_b) *(size_t *)total_b = total_mem;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuMemAlloc_v2(void *dptr, uint64_t size)
+{
+    ENTER(cuMemAlloc_v2);
+    if (!dptr) return 1;
+    if (size > free_mem - used_mem) return 2;  /* CUDA_ERROR_OUT_OF_MEMORY */
+    used_mem += size;
+    *(uint64_t *)dptr = 0x7f0000000000ull + used_mem;
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuGetErrorName(uint32_t err, void *out)
+{
+    ENTER(cuGetErrorName);
+    if (out) *(const char **)out = err ? "CUDA_ERROR_FAKE" : "CUDA_SUCCESS";
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuGetErrorString(uint32_t err, void *out)
+{
+    ENTER(cuGetErrorString);
+    if (out) *(const char **)out = err ? "fake error" : "no error";
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuCtxSynchronize(void) { ENTER(cuCtxSynchronize); return 0; }
+
+FAKE_EXPORT uint32_t cuLaunchKernel(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
+                                    uint32_t bz, uint32_t smem, void *stream, void *params, void *extra)
+{
+    (void)f, (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
+    ENTER(cuLaunchKernel);
+    return (uint64_t)bx * by * bz > 1024 ? 1 : 0;
+}
+
+FAKE_EXPORT uint32_t cuLaunchKernel_ptsz(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
+                                         uint32_t bz, uint32_t smem, void *stream, void *params, void *extra)
+{
+    (void)f, (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
+    ENTER(cuLaunchKernel_ptsz);
+    return (uint64_t)bx * by * bz > 1024 ? 1 : 0;
+}
+
+/* The runtime asks for private tables; the fake has none to give. */
+FAKE_EXPORT uint32_t cuGetExportTable(void *table, void *uuid)
+{
+    (void)uuid;
+    ENTER(cuGetExportTable);
+    if (table) *(void **)table = NULL;
+    return 500;
+}
