@@ -58,6 +58,8 @@ static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_
         }
     }
     ev->arg = (uint64_t)(uint32_t)ver;
+    if (r == 500)  /* CUDA_ERROR_NOT_FOUND: the driver's answer "no such function", written, not a failed call */
+        ev->flags |= CS_EV_ANSWER;
     int failed = r != 0 || !pfn || !*pfn || st != STATUS_SUCCESS;
     /* The runtime probes with an empty name; that answer is expected, not a finding. */
     if ((failed && sym && *sym) || cs_cfg.trace_all) {
@@ -66,7 +68,7 @@ static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_
         if (st >= 0 && st <= 2) cs_extra_str(t, "status", status_names[st]);
         if (got) cs_extra_str(t, "resolved", got);
         cs_extra_str(t, "caller", caller_name(ra));
-        t->force_write = failed && sym && *sym;
+        t->force_write = 1;  /* with its details; in ALL mode successful lookups too */
     }
     cs_finish(t, api, ev, 0);
     errno = saved_errno;

@@ -40,17 +40,19 @@ static int find_wrapped(const char *name, struct cs_api **api)
 static void *substitute(struct cs_api *api, int idx, void *p, void *handle, const char *name,
                         void *(*lookup_next)(const char *, const char *), const char *version)
 {
-    if (!p || !cs_api_bind(api))
-        return p;
     int i = idx - api->base;
-    void *real = atomic_load(&api->real[i]);
+    if (handle == RTLD_NEXT)  /* only when the library is not loaded: see wants_substitution() */
+        return p;
     if (handle == RTLD_DEFAULT && p == api->via[CS_VIA_LINKED][i]) {
         /* The global lookup found our exported wrapper. Without the shim the caller would
-         * have got the next definition; give that, or our dlsym-reached wrapper for it. */
+         * have got the next definition: give that (NULL when the library is not loaded), or
+         * our dlsym-reached wrapper when it is the library's own function. */
         void *next = lookup_next(name, version);
-        return next && next == real ? api->via[CS_VIA_DLSYM][i] : next;
+        return next && cs_api_bind(api) && next == atomic_load(&api->real[i]) ? api->via[CS_VIA_DLSYM][i] : next;
     }
-    return p == real ? api->via[CS_VIA_DLSYM][i] : p;
+    if (!p || !cs_api_bind(api))
+        return p;
+    return p == atomic_load(&api->real[i]) ? api->via[CS_VIA_DLSYM][i] : p;
 }
 
 static void *next_dlsym(const char *name, const char *version)
@@ -83,11 +85,16 @@ CS_HIDDEN void *cs_dlvsym_substitute(void *handle, const char *name, const char 
 static int wants_substitution(void *handle, const char *name)
 {
     struct cs_api *api;
-    if (handle == RTLD_NEXT || cs_disabled)
+    if (cs_disabled || (cs_tls && cs_tls->depth))  /* e.g. the driver's own lookups inside a call */
         return 0;
-    if (cs_tls && cs_tls->depth)  /* a lookup made from inside a real call (the driver's own) */
+    if (find_wrapped(name, &api) < 0)
         return 0;
-    return find_wrapped(name, &api) >= 0;
+    /* RTLD_NEXT depends on the caller: forward it untouched, except when the wrapped library is
+     * not loaded at all, where the answer is "whatever comes after the shim" (never our own
+     * wrapper, which would hand the program a function it could not have found). */
+    if (handle == RTLD_NEXT)
+        return !cs_api_bind(api);
+    return 1;
 }
 
 /* Only if libc's own dlsym cannot be found (never seen): answer "not found" rather than jump to 0. */

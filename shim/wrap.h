@@ -47,7 +47,7 @@ struct cs_api {
 #define CS_REAL_MISSING ((void *)1)
 
 /* Ring events are compact and fixed-size; formatting happens later, off the hot path. */
-enum { CS_EV_WRITTEN = 1, CS_EV_FAILED = 2, CS_EV_AUX = 4 };
+enum { CS_EV_WRITTEN = 1, CS_EV_FAILED = 2, CS_EV_ANSWER = 4 /* non-zero, but an answer (lookup miss) */ };
 struct cs_event {
     uint64_t ts;      /* clock ticks at entry */
     uint32_t dur;     /* ticks, saturated */
@@ -162,7 +162,7 @@ static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api
 static inline void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int key)
 {
     if (cs_unlikely(ev->result != 0 || key || t->force_write)) {
-        if (ev->result != 0 && ev->result != api->benign) {
+        if (ev->result != 0 && ev->result != api->benign && !(ev->flags & CS_EV_ANSWER)) {
             t->errors[ev->api]++;
             ev->flags |= CS_EV_FAILED;
         }

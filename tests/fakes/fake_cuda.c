@@ -246,11 +246,22 @@ FAKE_EXPORT uint32_t cuLaunchKernel_ptsz(void *f, uint32_t gx, uint32_t gy, uint
     return (uint64_t)bx * by * bz > 1024 ? 1 : 0;
 }
 
-/* The runtime asks for private tables; the fake has none to give. */
+/* The runtime asks for private tables. The fake answers with a table whose first word is its
+ * size and whose entries all succeed and do nothing; FAKE_CUDA_NO_EXPORT_TABLE=1 refuses. */
+static uint32_t export_noop(void) { return 0; }
+static void *export_table[128];
+
 FAKE_EXPORT uint32_t cuGetExportTable(void *table, void *uuid)
 {
     (void)uuid;
     ENTER(cuGetExportTable);
-    if (table) *(void **)table = NULL;
-    return 500;
+    if (!table) return 1;
+    if (getenv("FAKE_CUDA_NO_EXPORT_TABLE")) {
+        *(void **)table = NULL;
+        return 500;
+    }
+    export_table[0] = (void *)sizeof export_table;
+    for (int i = 1; i < 128; i++) export_table[i] = (void *)export_noop;
+    *(void **)table = export_table;
+    return 0;
 }

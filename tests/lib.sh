@@ -1,0 +1,42 @@
+# Helpers for the shell tests. Each test is a script that exits 0, 77 (skip) or non-zero.
+set -eu
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD="$ROOT/${BUILD:-build}"
+case "$BUILD" in "$ROOT//"*) BUILD="${BUILD#$ROOT/}" ;; esac
+CUDA="${CUDA:-/usr/local/cuda}"
+CC="${CC:-gcc}"
+SHIM="$BUILD/libcudashim.so"
+FAKES="$BUILD/fakes"
+PRELOAD="$SHIM"
+if [ "${CS_SANITIZER:-0}" = 1 ]; then
+    PRELOAD="$($CC -print-file-name=libasan.so) $SHIM"
+    export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+cd "$TMP"
+# Keep the caller's CUDASHIM_* settings out of the tests.
+for v in $(env | sed -n 's/^\(CUDASHIM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+export CUDASHIM_TRACE_DIR="$TMP"
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "skipped: $*"; exit 77; }
+need_cuda() { [ -f "$CUDA/include/cuda.h" ] && [ -e "$CUDA/lib64/libcudart.so.13" ] || skip "no CUDA toolkit at $CUDA"; }
+need_python() { command -v python3 >/dev/null || skip "no python3"; }
+# compile NAME SRC [flags...]: build a test program into $TMP
+compile() { local out=$1 src=$2; shift 2; $CC -O1 -g -o "$TMP/$out" "$ROOT/$src" "$@" || fail "cannot build $src"; }
+with_shim() { env LD_PRELOAD="$PRELOAD" "$@"; }
+q() { python3 "$ROOT/tests/trace_query.py" "$@"; }
+only_trace() { local f; f=$(ls "$TMP"/cudashim-*.jsonl 2>/dev/null | head -n 1); [ -n "$f" ] || fail "no trace written"; echo "$f"; }
+assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+# same_behaviour CMD...: stdout and exit status must be identical with and without the shim
+same_behaviour() {
+    local a b ra rb
+    set +e
+    a=$("$@" 2>/dev/null); ra=$?
+    b=$(with_shim "$@" 2>/dev/null); rb=$?
+    set -e
+    [ "$a" = "$b" ] || { diff <(echo "$a") <(echo "$b"); fail "stdout differs under the shim: $*"; }
+    [ "$ra" = "$rb" ] || fail "exit status differs under the shim ($ra vs $rb): $*"
+    echo "$a"
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every tests/t_*.sh; each exits 0 (pass), 77 (skip, with a reason on stdout) or other (fail).
+set -u
+cd "$(dirname "$0")/.."
+export BUILD="${BUILD:-build}" CUDA="${CUDA:-/usr/local/cuda}" CC="${CC:-gcc}"
+pass=0 fail=0 skip=0 failed=()
+mkdir -p "$BUILD/test-logs"
+for t in tests/t_*.sh ${CS_EXTRA_TESTS:-}; do
+    name=$(basename "$t" .sh)
+    log="$BUILD/test-logs/$name.log"
+    start=$(date +%s%N)
+    bash "$t" >"$log" 2>&1
+    rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    case $rc in
+    0) pass=$((pass + 1)); printf 'PASS  %-28s %6d ms\n' "$name" "$ms" ;;
+    77) skip=$((skip + 1)); printf 'SKIP  %-28s %s\n' "$name" "$(tail -n 1 "$log")" ;;
+    *) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL  %-28s (log: %s)\n' "$name" "$log"; tail -n 20 "$log" | sed 's/^/      /' ;;
+    esac
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ctypes.CDLL("libcuda.so.1").cuX: handle lookups from Python, the way many scripts call the driver.
+. "$(dirname "$0")/lib.sh"
+need_python
+export LD_LIBRARY_PATH="$FAKES"
+cat > prog.py <<'PY'
+import ctypes, sys
+cuda = ctypes.CDLL("libcuda.so.1")
+v = ctypes.c_int(0)
+print("cuInit", cuda.cuInit(0))
+for _ in range(50):
+    cuda.cuDriverGetVersion(ctypes.byref(v))
+print("version", v.value)
+d = ctypes.c_int(-1)
+print("bad device", cuda.cuDeviceGet(ctypes.byref(d), 9))
+sys.exit(4)
+PY
+same_behaviour python3 prog.py >/dev/null
+t=$(only_trace)
+assert_eq "$(q count "$t" api=cuDeviceGet via=dlsym result_name=CUDA_ERROR_INVALID_DEVICE)" 1 "ctypes failing call"
+rm -f "$TMP"/cudashim-*
+FAKE_CUDA_COUNTS="$TMP/counts" CUDASHIM_TRACE_ALL=1 with_shim python3 prog.py >/dev/null || true
+t=$(only_trace)
+diff <(q summary "$t") <(q counts "$TMP"/counts.*) || fail "ALL-mode counts differ from the driver's"
+assert_eq "$(q count "$t" api=cuDriverGetVersion via=dlsym)" 50 "ctypes calls via dlsym"
+echo ok

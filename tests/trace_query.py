@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Small queries over a trace, for the shell tests (the user-facing reader is `cudashim`).
+
+  trace_query.py count TRACE [key=value ...]   number of call events matching every key=value
+  trace_query.py summary TRACE                  "api count" per line, from the summary event
+  trace_query.py field TRACE type key           the value of key in the first event of type
+  trace_query.py counts FAKE_COUNTS_FILE        normalises the fake driver's counts file
+  trace_query.py valid TRACE                    every line parses; header first, summary last
+"""
+import json, sys
+
+
+def events(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def match(e, conds):
+    return all(str(e.get(k)) == v for k, v in conds)
+
+
+cmd, path = sys.argv[1], sys.argv[2]
+if cmd == "count":
+    conds = [a.split("=", 1) for a in sys.argv[3:]]
+    print(sum(1 for e in events(path) if e.get("type") == "call" and match(e, conds)))
+elif cmd == "summary":
+    s = [e for e in events(path) if e["type"] == "summary"][-1]
+    for k in sorted(s["calls"]):
+        print(k, s["calls"][k])
+elif cmd == "field":
+    e = next(e for e in events(path) if e["type"] == sys.argv[3])
+    v = e.get(sys.argv[4])
+    print(json.dumps(v) if isinstance(v, (dict, list)) else v)
+elif cmd == "counts":
+    rows = sorted(l.split() for l in open(path) if l.strip())
+    for name, n in rows:
+        print(name, n)
+elif cmd == "valid":
+    ev = events(path)
+    assert ev[0]["type"] == "header" and ev[0]["format"] == "cudashim-trace", "header first"
+    assert ev[-1]["type"] == "summary", "summary last"
+    for e in ev:
+        if e["type"] == "call":
+            for k in ("api", "result", "result_name", "tid", "ts_ns", "dur_ns", "via"):
+                assert k in e, "call event without %s: %r" % (k, e)
+    print("ok", len(ev))
