@@ -4,9 +4,16 @@
  * can undo. */
 #if defined(__x86_64__)
     .text
-    .globl dlsym
-    .type dlsym, @function
-dlsym:
+    /* One body, exported as dlsym@GLIBC_2.2.5 (old binaries, libcudart) and dlsym@@GLIBC_2.34. */
+    .symver cs_dlsym_v1, dlsym@GLIBC_2.2.5
+    .symver cs_dlsym_v2, dlsym@@GLIBC_2.34
+    .symver cs_dlvsym_v1, dlvsym@GLIBC_2.2.5
+    .symver cs_dlvsym_v2, dlvsym@@GLIBC_2.34
+    .globl cs_dlsym_v1, cs_dlsym_v2, cs_dlvsym_v1, cs_dlvsym_v2
+    .type cs_dlsym_v1, @function
+    .type cs_dlsym_v2, @function
+cs_dlsym_v1:
+cs_dlsym_v2:
     .cfi_startproc
     pushq %rdi
     .cfi_adjust_cfa_offset 8
@@ -23,11 +30,13 @@ dlsym:
     .cfi_adjust_cfa_offset -8
     jmp *%rax
     .cfi_endproc
-    .size dlsym, .-dlsym
+    .size cs_dlsym_v1, .-cs_dlsym_v1
+    .size cs_dlsym_v2, .-cs_dlsym_v2
 
-    .globl dlvsym
-    .type dlvsym, @function
-dlvsym:
+    .type cs_dlvsym_v1, @function
+    .type cs_dlvsym_v2, @function
+cs_dlvsym_v1:
+cs_dlvsym_v2:
     .cfi_startproc
     pushq %rdi
     .cfi_adjust_cfa_offset 8
@@ -44,13 +53,20 @@ dlvsym:
     .cfi_adjust_cfa_offset -8
     jmp *%rax
     .cfi_endproc
-    .size dlvsym, .-dlvsym
+    .size cs_dlvsym_v1, .-cs_dlvsym_v1
+    .size cs_dlvsym_v2, .-cs_dlvsym_v2
 
 #elif defined(__aarch64__)
     .text
-    .globl dlsym
-    .type dlsym, %function
-dlsym:
+    .symver cs_dlsym_v1, dlsym@GLIBC_2.17
+    .symver cs_dlsym_v2, dlsym@@GLIBC_2.34
+    .symver cs_dlvsym_v1, dlvsym@GLIBC_2.17
+    .symver cs_dlvsym_v2, dlvsym@@GLIBC_2.34
+    .globl cs_dlsym_v1, cs_dlsym_v2, cs_dlvsym_v1, cs_dlvsym_v2
+    .type cs_dlsym_v1, %function
+    .type cs_dlsym_v2, %function
+cs_dlsym_v1:
+cs_dlsym_v2:
     stp x29, x30, [sp, #-32]!
     mov x29, sp
     stp x0, x1, [sp, #16]
@@ -59,11 +75,12 @@ dlsym:
     ldp x0, x1, [sp, #16]
     ldp x29, x30, [sp], #32
     br x16
-    .size dlsym, .-dlsym
+    .size cs_dlsym_v1, .-cs_dlsym_v1
 
-    .globl dlvsym
-    .type dlvsym, %function
-dlvsym:
+    .type cs_dlvsym_v1, %function
+    .type cs_dlvsym_v2, %function
+cs_dlvsym_v1:
+cs_dlvsym_v2:
     stp x29, x30, [sp, #-48]!
     mov x29, sp
     stp x0, x1, [sp, #16]
@@ -74,6 +91,6 @@ dlvsym:
     ldr x2, [sp, #32]
     ldp x29, x30, [sp], #48
     br x16
-    .size dlvsym, .-dlvsym
+    .size cs_dlvsym_v1, .-cs_dlvsym_v1
 #endif
     .section .note.GNU-stack, "", %progbits

@@ -1,4 +1,4 @@
-/* Find a symbol's default-version definition in a loaded object by reading its ELF dynamic
+/* Find a symbol's default-version definition in the loaded objects by reading their ELF dynamic
  * section. This is how the shim gets the real dlsym and dlvsym: it defines both itself, so
  * asking the dynamic linker (dlsym, dlvsym, even a versioned reference) would find its own. */
 #ifndef _GNU_SOURCE
@@ -11,8 +11,9 @@
 #include "internal.h"
 
 struct query {
-    const char *object_substr, *symbol;
-    const void *skip;
+    const char *symbol;
+    const void *self;   /* an address inside the shim: only objects after it are searched */
+    int past_self;
     void *found;
 };
 
@@ -45,7 +46,11 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 {
     struct query *q = data;
     (void)size;
-    if (!info->dlpi_name || !strstr(info->dlpi_name, q->object_substr) || is_skipped(info, q->skip))
+    if (is_skipped(info, q->self)) {
+        q->past_self = 1;
+        return 0;
+    }
+    if (!q->past_self || !info->dlpi_name || !*info->dlpi_name || strstr(info->dlpi_name, "linux-vdso"))
         return 0;
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
@@ -82,9 +87,11 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-void *cs_elf_lookup(const char *object_substr, const char *symbol, const void *skip_object_addr)
+/* The definition RTLD_NEXT would find from the shim: the first object after ours, in load
+ * order, that defines the symbol. That is libc, or another tool's hook stacked after us. */
+void *cs_elf_next(const char *symbol, const void *self)
 {
-    struct query q = { object_substr, symbol, skip_object_addr, NULL };
+    struct query q = { symbol, self, 0, NULL };
     dl_iterate_phdr(visit, &q);
     return q.found;
 }

@@ -60,7 +60,7 @@ struct cs_api *cs_api_of(int idx);
 const char *cs_api_name(int idx);
 
 /* elf_sym.c */
-void *cs_elf_lookup(const char *object_substr, const char *symbol, const void *skip_object_addr);
+void *cs_elf_next(const char *symbol, const void *self);
 
 /* writer.c */
 void cs_writer_start(void);

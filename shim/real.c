@@ -22,9 +22,7 @@ static struct cs_api *const apis[] = {
 
 static void *libc_fn(const char *name)
 {
-    /* glibc >= 2.34 has dl* in libc.so.6; older ones in libdl.so.2. Skip our own object. */
-    void *p = cs_elf_lookup("libc.so", name, (void *)libc_fn);
-    return p ? p : cs_elf_lookup("libdl.so", name, (void *)libc_fn);
+    return cs_elf_next(name, (void *)libc_fn);
 }
 
 cs_dlsym_fn cs_real_dlsym(void)

@@ -34,6 +34,7 @@ int main(int argc, char **argv)
     }
     int st;
     waitpid(pid, &st, 0);
-    printf("parent done, child status %d, child pid %d\n", WEXITSTATUS(st), (int)pid);
+    printf("parent done, child status %d\n", WEXITSTATUS(st));
+    fprintf(stderr, "child pid %d\n", (int)pid);
     return 0;
 }

@@ -1,0 +1,1 @@
+int probe_tool(void) { return 2; }

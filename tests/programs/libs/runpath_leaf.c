@@ -1,0 +1,1 @@
+int leaf_value(void) { return 42; }
