@@ -28,6 +28,13 @@ $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 
+# The dlsym path runs inside a sanitizer runtime's own start-up (it looks up functions with
+# dlsym before its shadow memory exists), so these files are never instrumented.
+EARLY_OBJ := $(BUILD)/obj/shim/resolve.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/shim/elf_sym.o
+$(EARLY_OBJ): $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) -c $< -o $@
+
 $(BUILD)/obj/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
@@ -38,7 +45,7 @@ $(BUILD)/libcudashim.so: $(SHIM_OBJ) wrappers/gen/exports.map
 # The fake driver: built with -Bsymbolic so its own internal calls never reach the shim.
 $(BUILD)/fakes/libcuda.so.1: $(FAKE_SRC) tests/fakes/fake_cuda.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) -fPIC -fvisibility=hidden -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
 	    -o $@ $(FAKE_SRC)
 	ln -sf libcuda.so.1 $(BUILD)/fakes/libcuda.so
 

@@ -8,8 +8,10 @@ CC="${CC:-gcc}"
 SHIM="$BUILD/libcudashim.so"
 FAKES="$BUILD/fakes"
 PRELOAD="$SHIM"
+ASAN_LIB=""   # the sanitizer runtime must come first in LD_PRELOAD
 if [ "${CS_SANITIZER:-0}" = 1 ]; then
-    PRELOAD="$($CC -print-file-name=libasan.so) $SHIM"
+    ASAN_LIB="$($CC -print-file-name=libasan.so)"
+    PRELOAD="$ASAN_LIB $SHIM"
     export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-test.XXXXXX")
@@ -33,7 +35,7 @@ assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 same_behaviour() {
     local a b ra rb
     set +e
-    a=$("$@" 2>/dev/null); ra=$?
+    a=$(env LD_PRELOAD="$ASAN_LIB" "$@" 2>/dev/null); ra=$?  # the sanitizer suite compares with ASan alone
     b=$(with_shim "$@" 2>/dev/null); rb=$?
     set -e
     [ "$a" = "$b" ] || { diff <(echo "$a") <(echo "$b"); fail "stdout differs under the shim: $*"; }

@@ -6,7 +6,7 @@ $CC -shared -fPIC -O2 -o libother_hook.so "$ROOT/tests/programs/libs/other_hook.
 compile path_handle tests/programs/path_handle.c -ldl
 export LD_LIBRARY_PATH="$FAKES"
 expected=$(./path_handle)
-for order in "$TMP/libother_hook.so $PRELOAD" "$PRELOAD $TMP/libother_hook.so"; do
+for order in "$ASAN_LIB $TMP/libother_hook.so $SHIM" "$PRELOAD $TMP/libother_hook.so"; do
     rm -f "$TMP"/cudashim-*
     out=$(OTHER_HOOK_REPORT=1 LD_PRELOAD="$order" ./path_handle 2>err) || fail "failed with LD_PRELOAD=$order"
     assert_eq "$out" "$expected" "output with LD_PRELOAD=$order"
