@@ -57,6 +57,11 @@ asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
 	CC="$(CC)" BUILD=build-asan CUDA="$(CUDA)" CS_SANITIZER=1 tests/run-tests.sh
 
+bench: all
+	BUILD=$(BUILD) CC="$(CC)" tests/bench/run-bench.sh
+bench-smoke: all
+	BENCH_QUICK=1 BUILD=$(BUILD) CC="$(CC)" tests/bench/run-bench.sh
+
 demo: all
 	tests/demo.sh $(BUILD)
 

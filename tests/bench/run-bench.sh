@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# `make bench`: prints the overhead table (docs/performance.md explains it). BENCH_QUICK=1 is the
+# CI smoke run: few iterations, same table. Figures are ratios within one run, not pass/fail.
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD="$ROOT/${BUILD:-build}"
+SHIM="$BUILD/libcudashim.so"
+FAKES="$BUILD/fakes"
+CC="${CC:-gcc}"
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+cd "$TMP"
+$CC -O2 -o bench "$ROOT/tests/bench/bench.c" -ldl -pthread -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
+if [ "${BENCH_QUICK:-0}" = 1 ]; then ITERS=20000; ROUNDS=3; STARTS=20; BURST=200000
+else ITERS=2000000; ROUNDS=7; STARTS=200; BURST=10000000; fi
+export CUDASHIM_TRACE_DIR="$TMP"
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+echo "cudashim overhead benchmark ($(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
+echo "cuLaunchKernel on the fake driver; ns per call = wall time / calls per thread; median of $ROUNDS interleaved rounds"
+printf '\n%-9s %-8s %9s %9s %9s %18s  %s\n' mode threads direct linked dlsym cuGetProcAddress "added (linked/dlsym/gpa)"
+for threads in 1 2 8; do
+    for mode in none default all; do
+        case $mode in
+        none) env=(env) ;;
+        default) env=(env LD_PRELOAD="$SHIM") ;;
+        all) env=(env LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1) ;;
+        esac
+        out=$("${env[@]}" ./bench calls "$threads" "$ITERS" "$ROUNDS" 2>/dev/null)
+        d=$(echo "$out" | awk '$1=="direct"{print $2}'); l=$(echo "$out" | awk '$1=="linked"{print $2}')
+        s=$(echo "$out" | awk '$1=="dlsym"{print $2}'); g=$(echo "$out" | awk '$1=="cuGetProcAddress"{print $2}')
+        printf '%-9s %-8s %9s %9s %9s %18s  %s\n' "$mode" "$threads" "$d" "$l" "$s" "$g" \
+            "$(awk -v d="$d" -v l="$l" -v s="$s" -v g="$g" 'BEGIN{printf "%+.1f / %+.1f / %+.1f ns", l-d, s-d, g-d}')"
+        rm -f "$TMP"/cudashim-*
+    done
+done
+
+if command -v ltrace >/dev/null; then
+    t0=$(date +%s%N); ltrace -e cuLaunchKernel -o /dev/null ./bench burst 2000 2>/dev/null; t1=$(date +%s%N)
+    echo "ltrace: $(( (t1 - t0) / 2000 )) ns per call (2000 calls, start-up included)"
+else
+    echo "ltrace: not installed (about 250 us per call on these machines)"
+fi
+
+# Start-up: process start to exit of a program whose main returns at once, interleaved.
+for i in $(seq "$STARTS"); do
+    t0=$(date +%s%N); ./bench startup; t1=$(date +%s%N); echo $((t1 - t0)) >> plain
+    t0=$(date +%s%N); LD_PRELOAD="$SHIM" ./bench startup; t1=$(date +%s%N); echo $((t1 - t0)) >> shim
+done
+p=$(median < plain); s=$(median < shim)
+echo "start-up: $((p / 1000)) us without, $((s / 1000)) us with the shim: $(( (s - p) / 1000 )) us added (median of $STARTS)"
+
+r0=$(./bench rss); r1=$(LD_PRELOAD="$SHIM" ./bench rss); r2=$(LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1 ./bench rss)
+echo "resident memory after 1000 calls: $r0 KiB without, $r1 KiB default (+$((r1 - r0))), $r2 KiB ALL mode (+$((r2 - r0)))"
+rm -f "$TMP"/cudashim-*
+
+LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1 ./bench burst "$BURST" 2>/dev/null
+f=$(ls "$TMP"/cudashim-*.jsonl)
+python3 - "$f" "$BURST" <<'PY'
+import json, os, sys
+path, n = sys.argv[1], int(sys.argv[2])
+lines = open(path).read().splitlines()
+s = json.loads(lines[-1])
+calls = s["calls"].get("cuLaunchKernel", 0)
+written = sum(1 for l in lines if '"api":"cuLaunchKernel"' in l)
+print("ALL mode burst of %d calls: %d written, %d dropped and counted, %d unaccounted; %.0f trace bytes per call"
+      % (n, written, s["dropped"], calls - written - s["dropped"], os.path.getsize(path) / max(written, 1)))
+PY
