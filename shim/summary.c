@@ -75,7 +75,6 @@ void cs_summary_write(void)
             shown++;
         }
     if (failed)
-        cs_put(&m, "  run `cudashim report ");
-    if (failed) { cs_put(&m, cs_trace_path()); cs_put(&m, "` for the diagnosis\n"); }
+        cs_put(&m, "  each failing call is in the trace with its result name (docs/trace-format.md)\n");
     (void)!write(2, msg, m.len);
 }
