@@ -122,15 +122,13 @@ def gen_api(api, base):
         c.append("static void *const via_%s[] = {" % arr)
         c += ["    (void *)%s%s," % (pre, r["name"]) for r in rows] + ["};"]
     c.append("static void *_Atomic real_fns[%d];" % len(rows))
-    c.append("static uint64_t ticks_dummy;")
     c.append("struct cs_api cs_api_%s = {" % api)
     c.append('    .name = "%s", .soname = "%s", .base = CS_%s_BASE, .count = CS_%s_COUNT,' %
              (api, {"cuda": "libcuda.so.1"}.get(api, ""), up, up))
     c.append("    .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },")
     c.append("    .real = real_fns, .result_name = cs_%s_result_name, .benign = %d," % (api, BENIGN.get(api, 0)))
     c.append("};")
-    open(os.path.join(HERE, "gen", api + "_wrappers.c"), "w").write("\n".join(c).replace(
-        "static uint64_t ticks_dummy;\n", "") + "\n")
+    open(os.path.join(HERE, "gen", api + "_wrappers.c"), "w").write("\n".join(c) + "\n")
     return rows
 
 
