@@ -43,6 +43,20 @@ static int parse_count(const char *s, uint64_t *out)
     return 1;
 }
 
+static const char *enum_choices(int i)
+{
+    return i == CS_CFG_CLOCK ? "auto, tsc or monotonic" : i == CS_CFG_UNWINDER ? "auto or backtrace" : "";
+}
+
+static int enum_ok(int i, const char *s)
+{
+    const char *c = enum_choices(i);
+    size_t n = strlen(s);
+    for (const char *p = c; n && (p = strstr(p, s)); p += n)
+        if ((p == c || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' ')) return 1;
+    return 0;
+}
+
 static const char *value(int i)
 {
     char name[64];
@@ -59,8 +73,7 @@ void cs_config_load(void)
         uint64_t n = 0;
         if (v->type == CS_BOOL && s && !parse_bool(s, &b)) warn(v->name, s, "0 or 1"), s = NULL;
         if (v->type == CS_COUNT && s && !parse_count(s, &n)) warn(v->name, s, "a positive integer"), s = NULL;
-        if (v->type == CS_ENUM && s && strcmp(s, "auto") && strcmp(s, "tsc") && strcmp(s, "monotonic"))
-            warn(v->name, s, "auto, tsc or monotonic"), s = NULL;
+        if (v->type == CS_ENUM && s && !enum_ok(i, s)) warn(v->name, s, enum_choices(i)), s = NULL;
         if (v->type == CS_STRING && s && !*s) s = NULL;
         if (!s) s = d;
         if (v->type == CS_BOOL) parse_bool(s, &b);
@@ -74,6 +87,9 @@ void cs_config_load(void)
         case CS_CFG_SUMMARY: cs_cfg.summary = b; break;
         case CS_CFG_MAX_ERRORS_PER_API: cs_cfg.max_errors_per_api = n; break;
         case CS_CFG_CLOCK: cs_cfg.clock = s; break;
+        case CS_CFG_CRASH_HANDLER: cs_cfg.crash_handler = b; break;
+        case CS_CFG_UNWINDER: cs_cfg.unwinder = s; break;
+        case CS_CFG_CRASH_SELFTEST: cs_cfg.crash_selftest = b; break;
         }
     }
 }

@@ -9,3 +9,6 @@ CS_VAR(RING_SIZE,          COUNT,   "4096",                  "Calls kept per thr
 CS_VAR(SUMMARY,            BOOL,    "0",                     "1: print the human summary to stderr at exit even when nothing failed.")
 CS_VAR(MAX_ERRORS_PER_API, COUNT,   "1000",                  "Failing calls written per API before the rest are only counted (the summary counts all).")
 CS_VAR(CLOCK,              ENUM,    "auto",                  "Timestamp source: auto (TSC when invariant, else clock_gettime), tsc, or monotonic.")
+CS_VAR(CRASH_HANDLER,      BOOL,    "1",                     "0: install no handlers for fatal signals, so a crash leaves no crash record.")
+CS_VAR(UNWINDER,           ENUM,    "auto",                  "Crash backtraces: auto (libunwind.so.8 when it can be loaded, else glibc backtrace) or backtrace.")
+CS_VAR(CRASH_SELFTEST,     BOOL,    "0",                     "Test only: fault inside the crash handler, to prove that a second fault ends the process instead of hanging it.")

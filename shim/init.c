@@ -47,6 +47,7 @@ int cs_init(void)
     pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&state, READY);
     cs_writer_start();
+    cs_crash_install();
     initialising = 0;
     return 1;
 }
@@ -56,5 +57,6 @@ __attribute__((destructor)) static void cs_fini(void)
     if (atomic_load(&state) != READY || cs_pid != getpid()) return;
     struct cs_thread *t = cs_tls;
     if (t) t->depth = 1;  /* calls made by other destructors from here on pass through */
+    cs_crash_exit_note();
     cs_writer_finish();
 }

@@ -27,9 +27,9 @@ struct cs_var {
 };
 extern const struct cs_var cs_vars[CS_CFG_COUNT];
 struct cs_config {
-    int disable, trace_all, summary;
+    int disable, trace_all, summary, crash_handler, crash_selftest;
     uint64_t ring_size, max_errors_per_api;
-    const char *trace_file, *trace_dir, *clock;
+    const char *trace_file, *trace_dir, *clock, *unwinder;
 };
 extern struct cs_config cs_cfg;
 void cs_config_load(void);
@@ -81,6 +81,12 @@ void cs_put_i64(struct cs_buf *b, int64_t v);
 void cs_put_hex(struct cs_buf *b, uint64_t v);
 void cs_extra(struct cs_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cs_extra_str(struct cs_thread *t, const char *key, const char *val);
+
+/* crash.c */
+void cs_crash_install(void);
+void cs_crash_thread_init(void);
+void cs_crash_thread_exit(void);
+void cs_crash_exit_note(void);
 
 /* summary.c */
 void cs_summary_write(void);

@@ -40,7 +40,7 @@ static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_
     if (!realf)
         return cs_missing(api, api_idx, via);
     int st_local = -1;
-    if (!(t = cs_enter()))
+    if (!(t = cs_enter(api_idx)))
         return api_idx == CS_CUDA_cuGetProcAddress ? ((gpa_v1)realf)((void *)sym, pfn, ver, flags)
                                                    : ((gpa_v2)realf)((void *)sym, pfn, ver, flags, status);
     uint64_t t0 = cs_ticks();

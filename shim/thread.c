@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,6 +25,7 @@ static void on_thread_exit(void *p)
     struct cs_thread *t = p;
     /* Keep the ring for the writer and the flight recorder; the struct is reused once drained. */
     atomic_store(&t->dead, 1);
+    cs_crash_thread_exit();
 }
 
 static void *map(size_t n)
@@ -53,7 +55,19 @@ static struct cs_thread *reuse(void)
     return NULL;
 }
 
+static struct cs_thread *thread_create(void);
+
+/* The first call on a thread sets things up (and may wake the shim): none of that may leak
+ * into the errno the program sees after its call. */
 struct cs_thread *cs_thread_slow(void)
+{
+    int saved_errno = errno;
+    struct cs_thread *t = thread_create();
+    errno = saved_errno;
+    return t;
+}
+
+static struct cs_thread *thread_create(void)
 {
     if (!cs_init())
         return NULL;
@@ -83,6 +97,7 @@ struct cs_thread *cs_thread_slow(void)
         pthread_key_create(&exit_key, on_thread_exit);
     pthread_setspecific(exit_key, t);
     cs_tls = t;
+    cs_crash_thread_init();
     return t;
 }
 

@@ -68,6 +68,7 @@ struct cs_ring {
 
 struct cs_thread {
     int depth;                   /* > 0 while inside a wrapper: nested calls go straight through */
+    int current;                 /* global index of the API the thread is inside (valid while depth) */
     int tid;
     int lossless;                /* ALL mode: never overwrite unwritten events */
     int _Atomic dead;
@@ -95,7 +96,7 @@ uint64_t cs_ticks_slow(void);
 
 /* The per-thread state accessor: the only way code reaches thread state. Returns NULL when
  * the shim is disabled or the thread is already inside a wrapper (re-entrancy guard). */
-static inline struct cs_thread *cs_enter(void)
+static inline struct cs_thread *cs_enter(int idx)
 {
     struct cs_thread *t = cs_tls;
     if (cs_unlikely(!t) && !(t = cs_thread_slow()))
@@ -103,6 +104,7 @@ static inline struct cs_thread *cs_enter(void)
     if (cs_unlikely(t->depth))
         return NULL;
     t->depth = 1;
+    t->current = idx;  /* so a crash inside the real call can name it */
     return t;
 }
 

@@ -225,7 +225,7 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
 
 uint32_t cs_missing(struct cs_api *api, int idx, int via)
 {
-    struct cs_thread *t = cs_enter();
+    struct cs_thread *t = cs_enter(idx);
     if (t) {
         struct cs_event *ev = cs_record(t, api, idx, via, 500, cs_ticks());
         cs_extra_str(t, "note", "the loaded library does not export this function (or is not loaded)");

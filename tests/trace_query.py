@@ -5,6 +5,7 @@
   trace_query.py summary TRACE                  "api count" per line, from the summary event
   trace_query.py field TRACE type key           the value of key in the first event of type
   trace_query.py counts FAKE_COUNTS_FILE        normalises the fake driver's counts file
+  trace_query.py crash TRACE                    the crash record, a fact per line
   trace_query.py valid TRACE                    every line parses; header first, summary last
 """
 import json, sys
@@ -35,6 +36,19 @@ elif cmd == "counts":
     rows = sorted(l.split() for l in open(path) if l.strip())
     for name, n in rows:
         print(name, n)
+elif cmd == "crash":
+    c = [e for e in events(path) if e["type"] == "crash"][0]
+    print("signal", c["signal_name"])
+    print("inside", c.get("inside_call", "-"))
+    print("unwinder", c["unwinder"])
+    for f in c["frames"]:
+        print("frame", f.get("symbol", "?"), f.get("lib", "?").rsplit("/", 1)[-1],
+              "cuda_lib" if f.get("cuda_lib") else "-")
+    for e in (c["this_thread"] or {}).get("calls", []):
+        print("recent", e["api"])
+    for t in c["other_threads"]:
+        for e in t["calls"]:
+            print("other", e["api"])
 elif cmd == "valid":
     ev = events(path)
     assert ev[0]["type"] == "header" and ev[0]["format"] == "cudashim-trace", "header first"

@@ -94,7 +94,7 @@ def gen_api(api, base):
             c.append("    if (cs_unlikely(!real)) return (%s)cs_missing(&cs_api_%s, %s, via);" % (ctype(ret), api, idx))
         else:
             c.append("    if (cs_unlikely(!real)) { cs_missing(&cs_api_%s, %s, via); return (%s){0}; }" % (api, idx, ctype(ret)))
-        c.append("    if (cs_unlikely(!(t = cs_enter()))) return real(%s);" % args)
+        c.append("    if (cs_unlikely(!(t = cs_enter(%s)))) return real(%s);" % (idx, args))
         c.append("    uint64_t t0 = cs_ticks();")
         c.append("    %s r = real(%s);" % (ctype(ret), args))
         c.append("    int saved_errno = errno;")

@@ -14,6 +14,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -253,6 +254,26 @@ FAKE_EXPORT uint32_t cuLaunchKernel_ptsz(void *f, uint32_t gx, uint32_t gy, uint
 
 /* The runtime asks for private tables. The fake answers with a table whose first word is its
  * size and whose entries all succeed and do nothing; FAKE_CUDA_NO_EXPORT_TABLE=1 refuses. */
+/* Host functions run on a thread the driver owns, as the real driver does: a crash inside a
+ * callback happens on a thread the program never created. */
+struct host_call { void (*fn)(void *); void *data; };
+static void *host_thread(void *p)
+{
+    struct host_call *c = p;
+    c->fn(c->data);
+    return NULL;
+}
+FAKE_EXPORT uint32_t cuLaunchHostFunc(void *stream, void *fn, void *data)
+{
+    (void)stream;
+    ENTER(cuLaunchHostFunc);
+    struct host_call c = { (void (*)(void *))fn, data };
+    pthread_t th;
+    if (pthread_create(&th, NULL, host_thread, &c)) return 2;
+    pthread_join(th, NULL);
+    return 0;
+}
+
 static uint32_t export_noop(void) { return 0; }
 static void *export_table[128];
 

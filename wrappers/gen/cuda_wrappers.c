@@ -16,7 +16,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DCreate(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle, pAllocateArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DCreate)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
@@ -35,7 +35,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DCreate_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle, pAllocateArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DCreate_v2)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
@@ -54,7 +54,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DGetDescripto
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pArrayDescriptor, hArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DGetDescriptor)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DGetDescripto
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pArrayDescriptor, hArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DGetDescriptor_v2)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
@@ -92,7 +92,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayCreate(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle, pAllocateArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayCreate)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
@@ -111,7 +111,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayCreate_v2(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle, pAllocateArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayCreate_v2)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
@@ -130,7 +130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayDestroy(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayDestroy)))) return real(hArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hArray);
     int saved_errno = errno;
@@ -149,7 +149,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetDescriptor(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pArrayDescriptor, hArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetDescriptor)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
@@ -168,7 +168,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetDescriptor_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pArrayDescriptor, hArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetDescriptor_v2)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
@@ -187,7 +187,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetMemoryRequi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(memoryRequirements, array, device);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetMemoryRequirements)))) return real(memoryRequirements, array, device);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(memoryRequirements, array, device);
     int saved_errno = errno;
@@ -206,7 +206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetPlane(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetPlane);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetPlane, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pPlaneArray, hArray, planeIdx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetPlane)))) return real(pPlaneArray, hArray, planeIdx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pPlaneArray, hArray, planeIdx);
     int saved_errno = errno;
@@ -225,7 +225,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetSparsePrope
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(sparseProperties, array);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetSparseProperties)))) return real(sparseProperties, array);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(sparseProperties, array);
     int saved_errno = errno;
@@ -244,7 +244,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessCh
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pid, args);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessCheckpoint)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pid, args);
     int saved_errno = errno;
@@ -263,7 +263,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessGe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pid, tid);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessGetRestoreThreadId)))) return real(pid, tid);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pid, tid);
     int saved_errno = errno;
@@ -282,7 +282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessGe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pid, state);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessGetState)))) return real(pid, state);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pid, state);
     int saved_errno = errno;
@@ -301,7 +301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessLo
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pid, args);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessLock)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pid, args);
     int saved_errno = errno;
@@ -320,7 +320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessRe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pid, args);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessRestore)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pid, args);
     int saved_errno = errno;
@@ -339,7 +339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessUn
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pid, args);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessUnlock)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pid, args);
     int saved_errno = errno;
@@ -358,7 +358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpGetAttribut
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(attrib, value, size);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpGetAttribute)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
@@ -377,7 +377,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpGetAttribut
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(attrib, value, size);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpGetAttributeGlobal)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
@@ -396,7 +396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpSetAttribut
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(attrib, value, size);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpSetAttribute)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
@@ -415,7 +415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpSetAttribut
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(attrib, value, size);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpSetAttributeGlobal)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
@@ -434,7 +434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxAttach(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxAttach);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxAttach, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxAttach)))) return real(pctx, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx, flags);
     int saved_errno = errno;
@@ -453,7 +453,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx, flags, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate)))) return real(pctx, flags, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
@@ -472,7 +472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v2(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx, flags, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v2)))) return real(pctx, flags, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
@@ -491,7 +491,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v3(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx, paramsArray, numParams, flags, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v3)))) return real(pctx, paramsArray, numParams, flags, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx, paramsArray, numParams, flags, dev);
     int saved_errno = errno;
@@ -510,7 +510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v4(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx, ctxCreateParams, flags, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v4)))) return real(pctx, ctxCreateParams, flags, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx, ctxCreateParams, flags, dev);
     int saved_errno = errno;
@@ -529,7 +529,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDestroy(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDestroy)))) return real(ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx);
     int saved_errno = errno;
@@ -548,7 +548,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDestroy_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDestroy_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx);
     int saved_errno = errno;
@@ -567,7 +567,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDetach(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxDetach);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDetach, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDetach)))) return real(ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx);
     int saved_errno = errno;
@@ -586,7 +586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDisablePeerAcces
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(peerContext);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDisablePeerAccess)))) return real(peerContext);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(peerContext);
     int saved_errno = errno;
@@ -605,7 +605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxEnablePeerAccess
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(peerContext, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxEnablePeerAccess)))) return real(peerContext, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(peerContext, Flags);
     int saved_errno = errno;
@@ -624,7 +624,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxFromGreenCtx(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pContext, hCtx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxFromGreenCtx)))) return real(pContext, hCtx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pContext, hCtx);
     int saved_errno = errno;
@@ -643,7 +643,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetApiVersion(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx, version);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetApiVersion)))) return real(ctx, version);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx, version);
     int saved_errno = errno;
@@ -662,7 +662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetCacheConfig(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pconfig);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetCacheConfig)))) return real(pconfig);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pconfig);
     int saved_errno = errno;
@@ -681,7 +681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetCurrent(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetCurrent)))) return real(pctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx);
     int saved_errno = errno;
@@ -700,7 +700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevResource(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hCtx, resource, type);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevResource)))) return real(hCtx, resource, type);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hCtx, resource, type);
     int saved_errno = errno;
@@ -719,7 +719,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevice(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevice, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevice)))) return real(device);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device);
     int saved_errno = errno;
@@ -738,7 +738,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevice_v2(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device, ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevice_v2)))) return real(device, ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device, ctx);
     int saved_errno = errno;
@@ -757,7 +757,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetExecAffinity(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pExecAffinity, type);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetExecAffinity)))) return real(pExecAffinity, type);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pExecAffinity, type);
     int saved_errno = errno;
@@ -776,7 +776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetFlags(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetFlags)))) return real(flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(flags);
     int saved_errno = errno;
@@ -795,7 +795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetId(uint8_t vi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetId);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetId, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx, ctxId);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetId)))) return real(ctx, ctxId);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx, ctxId);
     int saved_errno = errno;
@@ -814,7 +814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetLimit(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetLimit);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetLimit, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pvalue, limit);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetLimit)))) return real(pvalue, limit);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pvalue, limit);
     int saved_errno = errno;
@@ -833,7 +833,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetSharedMemConf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pConfig);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetSharedMemConfig)))) return real(pConfig);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pConfig);
     int saved_errno = errno;
@@ -852,7 +852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetStreamPriorit
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(leastPriority, greatestPriority);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetStreamPriorityRange)))) return real(leastPriority, greatestPriority);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(leastPriority, greatestPriority);
     int saved_errno = errno;
@@ -871,7 +871,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPopCurrent(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPopCurrent)))) return real(pctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx);
     int saved_errno = errno;
@@ -890,7 +890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPopCurrent_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPopCurrent_v2)))) return real(pctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx);
     int saved_errno = errno;
@@ -909,7 +909,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPushCurrent(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPushCurrent)))) return real(ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx);
     int saved_errno = errno;
@@ -928,7 +928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPushCurrent_v2(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPushCurrent_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx);
     int saved_errno = errno;
@@ -947,7 +947,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxRecordEvent(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hCtx, hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxRecordEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
@@ -966,7 +966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxResetPersistingL
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real();
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxResetPersistingL2Cache)))) return real();
     uint64_t t0 = cs_ticks();
     uint32_t r = real();
     int saved_errno = errno;
@@ -985,7 +985,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetCacheConfig(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(config);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetCacheConfig)))) return real(config);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(config);
     int saved_errno = errno;
@@ -1004,7 +1004,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetCurrent(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetCurrent)))) return real(ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx);
     int saved_errno = errno;
@@ -1023,7 +1023,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetFlags(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetFlags)))) return real(flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(flags);
     int saved_errno = errno;
@@ -1042,7 +1042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetLimit(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetLimit);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetLimit, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(limit, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetLimit)))) return real(limit, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(limit, value);
     int saved_errno = errno;
@@ -1061,7 +1061,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetSharedMemConf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(config);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetSharedMemConfig)))) return real(config);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(config);
     int saved_errno = errno;
@@ -1080,7 +1080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real();
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize)))) return real();
     uint64_t t0 = cs_ticks();
     uint32_t r = real();
     int saved_errno = errno;
@@ -1099,7 +1099,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize_v2(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ctx);
     int saved_errno = errno;
@@ -1118,7 +1118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxWaitEvent(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hCtx, hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxWaitEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
@@ -1137,7 +1137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDestroyExternalMemo
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extMem);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDestroyExternalMemory)))) return real(extMem);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extMem);
     int saved_errno = errno;
@@ -1156,7 +1156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDestroyExternalSema
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extSem);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDestroyExternalSemaphore)))) return real(extSem);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extSem);
     int saved_errno = errno;
@@ -1175,7 +1175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevResourceGenerate
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phDesc, resources, nbResources);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevResourceGenerateDesc)))) return real(phDesc, resources, nbResources);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phDesc, resources, nbResources);
     int saved_errno = errno;
@@ -1194,7 +1194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevSmResourceSplitB
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(result, nbGroups, input, remaining, useFlags, minCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevSmResourceSplitByCount)))) return real(result, nbGroups, input, remaining, useFlags, minCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(result, nbGroups, input, remaining, useFlags, minCount);
     int saved_errno = errno;
@@ -1213,7 +1213,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceCanAccessPeer
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(canAccessPeer, dev, peerDev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceCanAccessPeer)))) return real(canAccessPeer, dev, peerDev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(canAccessPeer, dev, peerDev);
     int saved_errno = errno;
@@ -1233,7 +1233,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceComputeCapabi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(major, minor, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceComputeCapability)))) return real(major, minor, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(major, minor, dev);
     int saved_errno = errno;
@@ -1253,7 +1253,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGet(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGet);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGet, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device, ordinal);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGet)))) return real(device, ordinal);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device, ordinal);
     int saved_errno = errno;
@@ -1273,7 +1273,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetAttribute(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pi, attrib, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetAttribute)))) return real(pi, attrib, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pi, attrib, dev);
     int saved_errno = errno;
@@ -1293,7 +1293,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetByPCIBusId
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev, pciBusId);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetByPCIBusId)))) return real(dev, pciBusId);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev, pciBusId);
     int saved_errno = errno;
@@ -1313,7 +1313,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetCount(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetCount);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetCount, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetCount)))) return real(count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(count);
     int saved_errno = errno;
@@ -1333,7 +1333,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetDefaultMem
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool_out, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetDefaultMemPool)))) return real(pool_out, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool_out, dev);
     int saved_errno = errno;
@@ -1352,7 +1352,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetDevResourc
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device, resource, type);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetDevResource)))) return real(device, resource, type);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device, resource, type);
     int saved_errno = errno;
@@ -1371,7 +1371,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetExecAffini
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pi, type, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetExecAffinitySupport)))) return real(pi, type, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pi, type, dev);
     int saved_errno = errno;
@@ -1390,7 +1390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetGraphMemAt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device, attr, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetGraphMemAttribute)))) return real(device, attr, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device, attr, value);
     int saved_errno = errno;
@@ -1409,7 +1409,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetHostAtomic
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(capabilities, operations, count, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetHostAtomicCapabilities)))) return real(capabilities, operations, count, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(capabilities, operations, count, dev);
     int saved_errno = errno;
@@ -1428,7 +1428,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetLuid(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(luid, deviceNodeMask, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetLuid)))) return real(luid, deviceNodeMask, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(luid, deviceNodeMask, dev);
     int saved_errno = errno;
@@ -1447,7 +1447,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetMemPool(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetMemPool)))) return real(pool, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool, dev);
     int saved_errno = errno;
@@ -1467,7 +1467,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetName(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetName);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetName, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(name, len, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetName)))) return real(name, len, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(name, len, dev);
     int saved_errno = errno;
@@ -1487,7 +1487,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetNvSciSyncA
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(nvSciSyncAttrList, dev, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetNvSciSyncAttributes)))) return real(nvSciSyncAttrList, dev, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(nvSciSyncAttrList, dev, flags);
     int saved_errno = errno;
@@ -1506,7 +1506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetP2PAtomicC
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(capabilities, operations, count, srcDevice, dstDevice);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetP2PAtomicCapabilities)))) return real(capabilities, operations, count, srcDevice, dstDevice);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(capabilities, operations, count, srcDevice, dstDevice);
     int saved_errno = errno;
@@ -1525,7 +1525,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetP2PAttribu
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(value, attrib, srcDevice, dstDevice);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetP2PAttribute)))) return real(value, attrib, srcDevice, dstDevice);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(value, attrib, srcDevice, dstDevice);
     int saved_errno = errno;
@@ -1544,7 +1544,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetPCIBusId(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pciBusId, len, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetPCIBusId)))) return real(pciBusId, len, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pciBusId, len, dev);
     int saved_errno = errno;
@@ -1563,7 +1563,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetProperties
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(prop, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetProperties)))) return real(prop, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(prop, dev);
     int saved_errno = errno;
@@ -1582,7 +1582,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetTexture1DL
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(maxWidthInElements, format, numChannels, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth)))) return real(maxWidthInElements, format, numChannels, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(maxWidthInElements, format, numChannels, dev);
     int saved_errno = errno;
@@ -1601,7 +1601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(uuid, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
@@ -1620,7 +1620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(uuid, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid_v2)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
@@ -1639,7 +1639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGraphMemTrim(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGraphMemTrim)))) return real(device);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device);
     int saved_errno = errno;
@@ -1658,7 +1658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxGet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev, flags, active);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxGetState)))) return real(dev, flags, active);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev, flags, active);
     int saved_errno = errno;
@@ -1677,7 +1677,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRel
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRelease)))) return real(dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev);
     int saved_errno = errno;
@@ -1696,7 +1696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRel
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRelease_v2)))) return real(dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev);
     int saved_errno = errno;
@@ -1715,7 +1715,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRes
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxReset)))) return real(dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev);
     int saved_errno = errno;
@@ -1734,7 +1734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRes
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxReset_v2)))) return real(dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev);
     int saved_errno = errno;
@@ -1753,7 +1753,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pctx, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRetain)))) return real(pctx, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pctx, dev);
     int saved_errno = errno;
@@ -1772,7 +1772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxSet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxSetFlags)))) return real(dev, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev, flags);
     int saved_errno = errno;
@@ -1791,7 +1791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxSet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxSetFlags_v2)))) return real(dev, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev, flags);
     int saved_errno = errno;
@@ -1810,7 +1810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceRegisterAsync
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device, callbackFunc, userData, callback);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceRegisterAsyncNotification)))) return real(device, callbackFunc, userData, callback);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device, callbackFunc, userData, callback);
     int saved_errno = errno;
@@ -1829,7 +1829,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceSetGraphMemAt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device, attr, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceSetGraphMemAttribute)))) return real(device, attr, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device, attr, value);
     int saved_errno = errno;
@@ -1848,7 +1848,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceSetMemPool(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dev, pool);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceSetMemPool)))) return real(dev, pool);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dev, pool);
     int saved_errno = errno;
@@ -1867,7 +1867,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceTotalMem(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(bytes, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceTotalMem)))) return real(bytes, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(bytes, dev);
     int saved_errno = errno;
@@ -1887,7 +1887,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceTotalMem_v2(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(bytes, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceTotalMem_v2)))) return real(bytes, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(bytes, dev);
     int saved_errno = errno;
@@ -1907,7 +1907,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceUnregisterAsy
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(device, callback);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceUnregisterAsyncNotification)))) return real(device, callback);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(device, callback);
     int saved_errno = errno;
@@ -1927,7 +1927,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDriverGetVersion(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuDriverGetVersion);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDriverGetVersion, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(driverVersion);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDriverGetVersion)))) return real(driverVersion);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(driverVersion);
     int saved_errno = errno;
@@ -1947,7 +1947,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventCreate(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phEvent, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventCreate)))) return real(phEvent, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phEvent, Flags);
     int saved_errno = errno;
@@ -1966,7 +1966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventDestroy(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventDestroy)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent);
     int saved_errno = errno;
@@ -1985,7 +1985,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventDestroy_v2(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventDestroy_v2)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent);
     int saved_errno = errno;
@@ -2004,7 +2004,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventElapsedTime(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventElapsedTime, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pMilliseconds, hStart, hEnd);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventElapsedTime)))) return real(pMilliseconds, hStart, hEnd);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     int saved_errno = errno;
@@ -2023,7 +2023,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventElapsedTime_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pMilliseconds, hStart, hEnd);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventElapsedTime_v2)))) return real(pMilliseconds, hStart, hEnd);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     int saved_errno = errno;
@@ -2042,7 +2042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventQuery(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventQuery);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventQuery, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventQuery)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent);
     int saved_errno = errno;
@@ -2061,7 +2061,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecord(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecord, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecord)))) return real(hEvent, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent, hStream);
     int saved_errno = errno;
@@ -2080,7 +2080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecordWithFlag
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent, hStream, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecordWithFlags)))) return real(hEvent, hStream, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent, hStream, flags);
     int saved_errno = errno;
@@ -2099,7 +2099,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecordWithFlag
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent, hStream, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecordWithFlags_ptsz)))) return real(hEvent, hStream, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent, hStream, flags);
     int saved_errno = errno;
@@ -2118,7 +2118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecord_ptsz(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecord_ptsz)))) return real(hEvent, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent, hStream);
     int saved_errno = errno;
@@ -2137,7 +2137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventSynchronize(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuEventSynchronize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventSynchronize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventSynchronize)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hEvent);
     int saved_errno = errno;
@@ -2156,7 +2156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuExternalMemoryGetMa
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(devPtr, extMem, bufferDesc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuExternalMemoryGetMappedBuffer)))) return real(devPtr, extMem, bufferDesc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(devPtr, extMem, bufferDesc);
     int saved_errno = errno;
@@ -2175,7 +2175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuExternalMemoryGetMa
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mipmap, extMem, mipmapDesc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuExternalMemoryGetMappedMipmappedArray)))) return real(mipmap, extMem, mipmapDesc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mipmap, extMem, mipmapDesc);
     int saved_errno = errno;
@@ -2194,7 +2194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFlushGPUDirectRDMAW
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(target, scope);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFlushGPUDirectRDMAWrites)))) return real(target, scope);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(target, scope);
     int saved_errno = errno;
@@ -2213,7 +2213,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetAttribute(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pi, attrib, hfunc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetAttribute)))) return real(pi, attrib, hfunc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pi, attrib, hfunc);
     int saved_errno = errno;
@@ -2232,7 +2232,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetModule(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetModule);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetModule, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hmod, hfunc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetModule)))) return real(hmod, hfunc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hmod, hfunc);
     int saved_errno = errno;
@@ -2251,7 +2251,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetName(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetName);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetName, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(name, hfunc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetName)))) return real(name, hfunc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(name, hfunc);
     int saved_errno = errno;
@@ -2270,7 +2270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetParamInfo(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(func, paramIndex, paramOffset, paramSize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetParamInfo)))) return real(func, paramIndex, paramOffset, paramSize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(func, paramIndex, paramOffset, paramSize);
     int saved_errno = errno;
@@ -2289,7 +2289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncIsLoaded(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(state, function);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncIsLoaded)))) return real(state, function);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(state, function);
     int saved_errno = errno;
@@ -2308,7 +2308,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncLoad(uint8_t vi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncLoad);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncLoad, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(function);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncLoad)))) return real(function);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(function);
     int saved_errno = errno;
@@ -2327,7 +2327,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetAttribute(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, attrib, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetAttribute)))) return real(hfunc, attrib, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, attrib, value);
     int saved_errno = errno;
@@ -2346,7 +2346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetBlockShape(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, x, y, z);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetBlockShape)))) return real(hfunc, x, y, z);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, x, y, z);
     int saved_errno = errno;
@@ -2365,7 +2365,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetCacheConfig(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, config);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetCacheConfig)))) return real(hfunc, config);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, config);
     int saved_errno = errno;
@@ -2384,7 +2384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetSharedMemCon
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, config);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetSharedMemConfig)))) return real(hfunc, config);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, config);
     int saved_errno = errno;
@@ -2403,7 +2403,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetSharedSize(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, bytes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetSharedSize)))) return real(hfunc, bytes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, bytes);
     int saved_errno = errno;
@@ -2422,7 +2422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetErrorName(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorName);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetErrorName, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(error, pStr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetErrorName)))) return real(error, pStr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(error, pStr);
     int saved_errno = errno;
@@ -2441,7 +2441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetErrorString(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorString);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetErrorString, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(error, pStr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetErrorString)))) return real(error, pStr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(error, pStr);
     int saved_errno = errno;
@@ -2461,7 +2461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetExportTable(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGetExportTable);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetExportTable, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ppExportTable, pExportTableId);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetExportTable)))) return real(ppExportTable, pExportTableId);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ppExportTable, pExportTableId);
     int saved_errno = errno;
@@ -2487,7 +2487,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddBatchMemOpN
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddBatchMemOpNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2506,7 +2506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddChildGraphN
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddChildGraphNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     int saved_errno = errno;
@@ -2525,7 +2525,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddDependencie
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, from, to, numDependencies);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddDependencies)))) return real(hGraph, from, to, numDependencies);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, from, to, numDependencies);
     int saved_errno = errno;
@@ -2544,7 +2544,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddDependencie
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, from, to, edgeData, numDependencies);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddDependencies_v2)))) return real(hGraph, from, to, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     int saved_errno = errno;
@@ -2563,7 +2563,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEmptyNode(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEmptyNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies);
     int saved_errno = errno;
@@ -2582,7 +2582,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEventRecord
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEventRecordNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     int saved_errno = errno;
@@ -2601,7 +2601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEventWaitNo
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEventWaitNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     int saved_errno = errno;
@@ -2620,7 +2620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddExternalSem
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddExternalSemaphoresSignalNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2639,7 +2639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddExternalSem
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddExternalSemaphoresWaitNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2658,7 +2658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddHostNode(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddHostNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2677,7 +2677,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddKernelNode(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddKernelNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2696,7 +2696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddKernelNode_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddKernelNode_v2)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2715,7 +2715,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemAllocNod
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemAllocNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2734,7 +2734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemFreeNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemFreeNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
     int saved_errno = errno;
@@ -2753,7 +2753,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemcpyNode(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemcpyNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     int saved_errno = errno;
@@ -2772,7 +2772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemsetNode(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemsetNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     int saved_errno = errno;
@@ -2791,7 +2791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddNode(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2810,7 +2810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddNode_v2(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddNode_v2)))) return real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     int saved_errno = errno;
@@ -2829,7 +2829,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphBatchMemOpNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphBatchMemOpNodeGetParams)))) return real(hNode, nodeParams_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams_out);
     int saved_errno = errno;
@@ -2848,7 +2848,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphBatchMemOpNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphBatchMemOpNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -2867,7 +2867,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphChildGraphNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, phGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphChildGraphNodeGetGraph)))) return real(hNode, phGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, phGraph);
     int saved_errno = errno;
@@ -2886,7 +2886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphClone(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphClone);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphClone, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphClone, originalGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphClone)))) return real(phGraphClone, originalGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphClone, originalGraph);
     int saved_errno = errno;
@@ -2905,7 +2905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphConditionalHan
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphConditionalHandleCreate)))) return real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     int saved_errno = errno;
@@ -2924,7 +2924,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphCreate(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraph, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphCreate)))) return real(phGraph, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraph, flags);
     int saved_errno = errno;
@@ -2943,7 +2943,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDebugDotPrint(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, path, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDebugDotPrint)))) return real(hGraph, path, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, path, flags);
     int saved_errno = errno;
@@ -2962,7 +2962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDestroy(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDestroy)))) return real(hGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph);
     int saved_errno = errno;
@@ -2981,7 +2981,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDestroyNode(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDestroyNode)))) return real(hNode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode);
     int saved_errno = errno;
@@ -3000,7 +3000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventRecordNod
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, event_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventRecordNodeGetEvent)))) return real(hNode, event_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, event_out);
     int saved_errno = errno;
@@ -3019,7 +3019,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventRecordNod
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, event);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventRecordNodeSetEvent)))) return real(hNode, event);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, event);
     int saved_errno = errno;
@@ -3038,7 +3038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventWaitNodeG
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, event_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventWaitNodeGetEvent)))) return real(hNode, event_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, event_out);
     int saved_errno = errno;
@@ -3057,7 +3057,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventWaitNodeS
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, event);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventWaitNodeSetEvent)))) return real(hNode, event);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, event);
     int saved_errno = errno;
@@ -3076,7 +3076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecBatchMemOp
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecBatchMemOpNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
@@ -3095,7 +3095,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecChildGraph
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, childGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecChildGraphNodeSetParams)))) return real(hGraphExec, hNode, childGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, childGraph);
     int saved_errno = errno;
@@ -3114,7 +3114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecDestroy(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecDestroy)))) return real(hGraphExec);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec);
     int saved_errno = errno;
@@ -3133,7 +3133,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecEventRecor
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, event);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecEventRecordNodeSetEvent)))) return real(hGraphExec, hNode, event);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, event);
     int saved_errno = errno;
@@ -3152,7 +3152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecEventWaitN
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, event);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecEventWaitNodeSetEvent)))) return real(hGraphExec, hNode, event);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, event);
     int saved_errno = errno;
@@ -3171,7 +3171,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecExternalSe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
@@ -3190,7 +3190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecExternalSe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
@@ -3209,7 +3209,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecGetFlags(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecGetFlags)))) return real(hGraphExec, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, flags);
     int saved_errno = errno;
@@ -3228,7 +3228,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecHostNodeSe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecHostNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
@@ -3247,7 +3247,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecKernelNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecKernelNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
@@ -3266,7 +3266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecKernelNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecKernelNodeSetParams_v2)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
@@ -3285,7 +3285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecMemcpyNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, copyParams, ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecMemcpyNodeSetParams)))) return real(hGraphExec, hNode, copyParams, ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, copyParams, ctx);
     int saved_errno = errno;
@@ -3304,7 +3304,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecMemsetNode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, memsetParams, ctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecMemsetNodeSetParams)))) return real(hGraphExec, hNode, memsetParams, ctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, memsetParams, ctx);
     int saved_errno = errno;
@@ -3323,7 +3323,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecNodeSetPar
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
@@ -3342,7 +3342,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecUpdate(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecUpdate)))) return real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     int saved_errno = errno;
@@ -3361,7 +3361,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecUpdate_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hGraph, resultInfo);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecUpdate_v2)))) return real(hGraphExec, hGraph, resultInfo);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hGraph, resultInfo);
     int saved_errno = errno;
@@ -3380,7 +3380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, params_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
@@ -3399,7 +3399,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3418,7 +3418,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, params_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
@@ -3437,7 +3437,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3456,7 +3456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetEdges(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetEdges, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, from, to, numEdges);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetEdges)))) return real(hGraph, from, to, numEdges);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, from, to, numEdges);
     int saved_errno = errno;
@@ -3475,7 +3475,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetEdges_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, from, to, edgeData, numEdges);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetEdges_v2)))) return real(hGraph, from, to, edgeData, numEdges);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, from, to, edgeData, numEdges);
     int saved_errno = errno;
@@ -3494,7 +3494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetNodes(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetNodes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetNodes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, nodes, numNodes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetNodes)))) return real(hGraph, nodes, numNodes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, nodes, numNodes);
     int saved_errno = errno;
@@ -3513,7 +3513,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetRootNodes(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, rootNodes, numRootNodes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetRootNodes)))) return real(hGraph, rootNodes, numRootNodes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, rootNodes, numRootNodes);
     int saved_errno = errno;
@@ -3532,7 +3532,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphHostNodeGetPar
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphHostNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3551,7 +3551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphHostNodeSetPar
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphHostNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3570,7 +3570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiate(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiate)))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     int saved_errno = errno;
@@ -3589,7 +3589,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphExec, hGraph, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithFlags)))) return real(phGraphExec, hGraph, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphExec, hGraph, flags);
     int saved_errno = errno;
@@ -3608,7 +3608,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphExec, hGraph, instantiateParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithParams)))) return real(phGraphExec, hGraph, instantiateParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     int saved_errno = errno;
@@ -3627,7 +3627,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphExec, hGraph, instantiateParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithParams_ptsz)))) return real(phGraphExec, hGraph, instantiateParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     int saved_errno = errno;
@@ -3646,7 +3646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiate_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiate_v2)))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     int saved_errno = errno;
@@ -3665,7 +3665,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeCopy
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dst, src);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeCopyAttributes)))) return real(dst, src);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dst, src);
     int saved_errno = errno;
@@ -3684,7 +3684,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetA
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, attr, value_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetAttribute)))) return real(hNode, attr, value_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, attr, value_out);
     int saved_errno = errno;
@@ -3703,7 +3703,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3722,7 +3722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetParams_v2)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3741,7 +3741,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetA
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, attr, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetAttribute)))) return real(hNode, attr, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, attr, value);
     int saved_errno = errno;
@@ -3760,7 +3760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3779,7 +3779,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetParams_v2)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3798,7 +3798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphLaunch, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphLaunch)))) return real(hGraph, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, hStream);
     int saved_errno = errno;
@@ -3817,7 +3817,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch_ptsz(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphLaunch_ptsz)))) return real(hGraphExec, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hStream);
     int saved_errno = errno;
@@ -3836,7 +3836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemAllocNodeGe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, params_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemAllocNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
@@ -3855,7 +3855,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemFreeNodeGet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, dptr_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemFreeNodeGetParams)))) return real(hNode, dptr_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, dptr_out);
     int saved_errno = errno;
@@ -3874,7 +3874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemcpyNodeGetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemcpyNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3893,7 +3893,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemcpyNodeSetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemcpyNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3912,7 +3912,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemsetNodeGetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemsetNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3931,7 +3931,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemsetNodeSetP
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemsetNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -3950,7 +3950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeFindInClon
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phNode, hOriginalNode, hClonedGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeFindInClone)))) return real(phNode, hOriginalNode, hClonedGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phNode, hOriginalNode, hClonedGraph);
     int saved_errno = errno;
@@ -3969,7 +3969,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, dependencies, numDependencies);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependencies)))) return real(hNode, dependencies, numDependencies);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, dependencies, numDependencies);
     int saved_errno = errno;
@@ -3988,7 +3988,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, dependencies, edgeData, numDependencies);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependencies_v2)))) return real(hNode, dependencies, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, dependencies, edgeData, numDependencies);
     int saved_errno = errno;
@@ -4007,7 +4007,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, dependentNodes, numDependentNodes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependentNodes)))) return real(hNode, dependentNodes, numDependentNodes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, dependentNodes, numDependentNodes);
     int saved_errno = errno;
@@ -4026,7 +4026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, dependentNodes, edgeData, numDependentNodes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependentNodes_v2)))) return real(hNode, dependentNodes, edgeData, numDependentNodes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, dependentNodes, edgeData, numDependentNodes);
     int saved_errno = errno;
@@ -4045,7 +4045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetEnabled
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, isEnabled);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetEnabled)))) return real(hGraphExec, hNode, isEnabled);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     int saved_errno = errno;
@@ -4064,7 +4064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetType(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, type);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetType)))) return real(hNode, type);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, type);
     int saved_errno = errno;
@@ -4083,7 +4083,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeSetEnabled
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hNode, isEnabled);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeSetEnabled)))) return real(hGraphExec, hNode, isEnabled);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     int saved_errno = errno;
@@ -4102,7 +4102,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeSetParams(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hNode, nodeParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
@@ -4121,7 +4121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphReleaseUserObj
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(graph, object, count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphReleaseUserObject)))) return real(graph, object, count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(graph, object, count);
     int saved_errno = errno;
@@ -4140,7 +4140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRemoveDependen
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, from, to, numDependencies);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRemoveDependencies)))) return real(hGraph, from, to, numDependencies);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, from, to, numDependencies);
     int saved_errno = errno;
@@ -4159,7 +4159,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRemoveDependen
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, from, to, edgeData, numDependencies);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRemoveDependencies_v2)))) return real(hGraph, from, to, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     int saved_errno = errno;
@@ -4178,7 +4178,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRetainUserObje
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(graph, object, count, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRetainUserObject)))) return real(graph, object, count, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(graph, object, count, flags);
     int saved_errno = errno;
@@ -4197,7 +4197,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphUpload(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphUpload, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraph, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphUpload)))) return real(hGraph, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraph, hStream);
     int saved_errno = errno;
@@ -4216,7 +4216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphUpload_ptsz(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hGraphExec, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphUpload_ptsz)))) return real(hGraphExec, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hGraphExec, hStream);
     int saved_errno = errno;
@@ -4235,7 +4235,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsMapResource
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(count, resources, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsMapResources)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
@@ -4254,7 +4254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsMapResource
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(count, resources, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsMapResources_ptsz)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
@@ -4273,7 +4273,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pMipmappedArray, resource);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray)))) return real(pMipmappedArray, resource);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pMipmappedArray, resource);
     int saved_errno = errno;
@@ -4292,7 +4292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pDevPtr, pSize, resource);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedPointer)))) return real(pDevPtr, pSize, resource);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pDevPtr, pSize, resource);
     int saved_errno = errno;
@@ -4311,7 +4311,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pDevPtr, pSize, resource);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedPointer_v2)))) return real(pDevPtr, pSize, resource);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pDevPtr, pSize, resource);
     int saved_errno = errno;
@@ -4330,7 +4330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceSet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(resource, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceSetMapFlags)))) return real(resource, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(resource, flags);
     int saved_errno = errno;
@@ -4349,7 +4349,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceSet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(resource, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceSetMapFlags_v2)))) return real(resource, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(resource, flags);
     int saved_errno = errno;
@@ -4368,7 +4368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsSubResource
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pArray, resource, arrayIndex, mipLevel);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsSubResourceGetMappedArray)))) return real(pArray, resource, arrayIndex, mipLevel);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pArray, resource, arrayIndex, mipLevel);
     int saved_errno = errno;
@@ -4387,7 +4387,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnmapResour
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(count, resources, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnmapResources)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
@@ -4406,7 +4406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnmapResour
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(count, resources, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnmapResources_ptsz)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
@@ -4425,7 +4425,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnregisterR
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(resource);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnregisterResource)))) return real(resource);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(resource);
     int saved_errno = errno;
@@ -4444,7 +4444,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxCreate(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phCtx, desc, dev, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxCreate)))) return real(phCtx, desc, dev, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phCtx, desc, dev, flags);
     int saved_errno = errno;
@@ -4463,7 +4463,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxDestroy(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hCtx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxDestroy)))) return real(hCtx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hCtx);
     int saved_errno = errno;
@@ -4482,7 +4482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxGetDevResou
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hCtx, resource, type);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxGetDevResource)))) return real(hCtx, resource, type);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hCtx, resource, type);
     int saved_errno = errno;
@@ -4501,7 +4501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxGetId(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(greenCtx, greenCtxId);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxGetId)))) return real(greenCtx, greenCtxId);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(greenCtx, greenCtxId);
     int saved_errno = errno;
@@ -4520,7 +4520,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxRecordEvent
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hCtx, hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxRecordEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
@@ -4539,7 +4539,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxStreamCreat
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phStream, greenCtx, flags, priority);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxStreamCreate)))) return real(phStream, greenCtx, flags, priority);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phStream, greenCtx, flags, priority);
     int saved_errno = errno;
@@ -4558,7 +4558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxWaitEvent(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hCtx, hEvent);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxWaitEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
@@ -4577,7 +4577,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuImportExternalMemor
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalMemory);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuImportExternalMemory, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extMem_out, memHandleDesc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuImportExternalMemory)))) return real(extMem_out, memHandleDesc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extMem_out, memHandleDesc);
     int saved_errno = errno;
@@ -4596,7 +4596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuImportExternalSemap
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extSem_out, semHandleDesc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuImportExternalSemaphore)))) return real(extSem_out, semHandleDesc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extSem_out, semHandleDesc);
     int saved_errno = errno;
@@ -4615,7 +4615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuInit(uint8_t via, u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuInit);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuInit, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuInit)))) return real(Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(Flags);
     int saved_errno = errno;
@@ -4634,7 +4634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcCloseMemHandle(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcCloseMemHandle)))) return real(dptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr);
     int saved_errno = errno;
@@ -4653,7 +4653,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcGetEventHandle(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle, event);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcGetEventHandle)))) return real(pHandle, event);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle, event);
     int saved_errno = errno;
@@ -4672,7 +4672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcGetMemHandle(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle, dptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcGetMemHandle)))) return real(pHandle, dptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle, dptr);
     int saved_errno = errno;
@@ -4691,7 +4691,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenEventHandle(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phEvent, handle);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenEventHandle)))) return real(phEvent, handle);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phEvent, handle);
     int saved_errno = errno;
@@ -4710,7 +4710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenMemHandle(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pdptr, handle, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenMemHandle)))) return real(pdptr, handle, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pdptr, handle, Flags);
     int saved_errno = errno;
@@ -4729,7 +4729,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenMemHandle_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pdptr, handle, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenMemHandle_v2)))) return real(pdptr, handle, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pdptr, handle, Flags);
     int saved_errno = errno;
@@ -4748,7 +4748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetAttribute(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pi, attrib, kernel, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetAttribute)))) return real(pi, attrib, kernel, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pi, attrib, kernel, dev);
     int saved_errno = errno;
@@ -4767,7 +4767,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetFunction(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetFunction);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetFunction, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pFunc, kernel);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetFunction)))) return real(pFunc, kernel);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pFunc, kernel);
     int saved_errno = errno;
@@ -4786,7 +4786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetLibrary(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pLib, kernel);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetLibrary)))) return real(pLib, kernel);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pLib, kernel);
     int saved_errno = errno;
@@ -4805,7 +4805,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetName(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetName);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetName, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(name, hfunc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetName)))) return real(name, hfunc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(name, hfunc);
     int saved_errno = errno;
@@ -4824,7 +4824,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetParamInfo(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(kernel, paramIndex, paramOffset, paramSize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetParamInfo)))) return real(kernel, paramIndex, paramOffset, paramSize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(kernel, paramIndex, paramOffset, paramSize);
     int saved_errno = errno;
@@ -4843,7 +4843,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelSetAttribute(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(attrib, val, kernel, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelSetAttribute)))) return real(attrib, val, kernel, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(attrib, val, kernel, dev);
     int saved_errno = errno;
@@ -4862,7 +4862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelSetCacheConfi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(kernel, config, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelSetCacheConfig)))) return real(kernel, config, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(kernel, config, dev);
     int saved_errno = errno;
@@ -4881,7 +4881,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunch(uint8_t via,
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunch);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunch, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(f);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunch)))) return real(f);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(f);
     int saved_errno = errno;
@@ -4900,7 +4900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernel)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
@@ -4919,7 +4919,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(launchParamsList, numDevices, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernelMultiDevice)))) return real(launchParamsList, numDevices, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(launchParamsList, numDevices, flags);
     int saved_errno = errno;
@@ -4938,7 +4938,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernel_ptsz)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
@@ -4957,7 +4957,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchGrid(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGrid);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchGrid, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(f, grid_width, grid_height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchGrid)))) return real(f, grid_width, grid_height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(f, grid_width, grid_height);
     int saved_errno = errno;
@@ -4976,7 +4976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchGridAsync(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(f, grid_width, grid_height, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchGridAsync)))) return real(f, grid_width, grid_height, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(f, grid_width, grid_height, hStream);
     int saved_errno = errno;
@@ -4995,7 +4995,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchHostFunc(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, fn, userData);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchHostFunc)))) return real(hStream, fn, userData);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, fn, userData);
     int saved_errno = errno;
@@ -5014,7 +5014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchHostFunc_ptsz
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, fn, userData);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchHostFunc_ptsz)))) return real(hStream, fn, userData);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, fn, userData);
     int saved_errno = errno;
@@ -5033,7 +5033,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernel, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernel)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
@@ -5052,7 +5052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(config, f, kernelParams, extra);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernelEx)))) return real(config, f, kernelParams, extra);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
@@ -5071,7 +5071,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx_ptsz
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(config, f, kernelParams, extra);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernelEx_ptsz)))) return real(config, f, kernelParams, extra);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
@@ -5090,7 +5090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel_ptsz(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernel_ptsz)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
@@ -5109,7 +5109,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryEnumerateKer
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(kernels, numKernels, lib);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryEnumerateKernels)))) return real(kernels, numKernels, lib);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(kernels, numKernels, lib);
     int saved_errno = errno;
@@ -5128,7 +5128,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetGlobal(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytes, library, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetGlobal)))) return real(dptr, bytes, library, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytes, library, name);
     int saved_errno = errno;
@@ -5147,7 +5147,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernel(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pKernel, library, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetKernel)))) return real(pKernel, library, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pKernel, library, name);
     int saved_errno = errno;
@@ -5166,7 +5166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernelCou
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(count, lib);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetKernelCount)))) return real(count, lib);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(count, lib);
     int saved_errno = errno;
@@ -5185,7 +5185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetManaged(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytes, library, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetManaged)))) return real(dptr, bytes, library, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytes, library, name);
     int saved_errno = errno;
@@ -5204,7 +5204,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetModule(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetModule);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetModule, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pMod, library);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetModule)))) return real(pMod, library);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pMod, library);
     int saved_errno = errno;
@@ -5223,7 +5223,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetUnifiedFu
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(fptr, library, symbol);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetUnifiedFunction)))) return real(fptr, library, symbol);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(fptr, library, symbol);
     int saved_errno = errno;
@@ -5242,7 +5242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadData(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadData);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadData, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadData)))) return real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
@@ -5261,7 +5261,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadFromFile
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadFromFile)))) return real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
@@ -5280,7 +5280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryUnload(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLibraryUnload);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryUnload, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(library);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryUnload)))) return real(library);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(library);
     int saved_errno = errno;
@@ -5299,7 +5299,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddData, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(state, type, data, size, name, numOptions, options, optionValues);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddData)))) return real(state, type, data, size, name, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
@@ -5318,7 +5318,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData_v2(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(state, type, data, size, name, numOptions, options, optionValues);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddData_v2)))) return real(state, type, data, size, name, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
@@ -5337,7 +5337,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddFile, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(state, type, path, numOptions, options, optionValues);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddFile)))) return real(state, type, path, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
@@ -5356,7 +5356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile_v2(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(state, type, path, numOptions, options, optionValues);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddFile_v2)))) return real(state, type, path, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
@@ -5375,7 +5375,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkComplete(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkComplete);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkComplete, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(state, cubinOut, sizeOut);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkComplete)))) return real(state, cubinOut, sizeOut);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(state, cubinOut, sizeOut);
     int saved_errno = errno;
@@ -5394,7 +5394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkCreate(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numOptions, options, optionValues, stateOut);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkCreate)))) return real(numOptions, options, optionValues, stateOut);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     int saved_errno = errno;
@@ -5413,7 +5413,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkCreate_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numOptions, options, optionValues, stateOut);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkCreate_v2)))) return real(numOptions, options, optionValues, stateOut);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     int saved_errno = errno;
@@ -5432,7 +5432,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkDestroy(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLinkDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(state);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkDestroy)))) return real(state);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(state);
     int saved_errno = errno;
@@ -5451,7 +5451,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsCurrent(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLogsCurrent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsCurrent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(iterator_out, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsCurrent)))) return real(iterator_out, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(iterator_out, flags);
     int saved_errno = errno;
@@ -5470,7 +5470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsDumpToFile(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(iterator, pathToFile, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsDumpToFile)))) return real(iterator, pathToFile, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(iterator, pathToFile, flags);
     int saved_errno = errno;
@@ -5489,7 +5489,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsDumpToMemory(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(iterator, buffer, size, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsDumpToMemory)))) return real(iterator, buffer, size, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(iterator, buffer, size, flags);
     int saved_errno = errno;
@@ -5508,7 +5508,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsRegisterCallbac
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(callbackFunc, userData, callback_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsRegisterCallback)))) return real(callbackFunc, userData, callback_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(callbackFunc, userData, callback_out);
     int saved_errno = errno;
@@ -5527,7 +5527,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsUnregisterCallb
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(callback);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsUnregisterCallback)))) return real(callback);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(callback);
     int saved_errno = errno;
@@ -5546,7 +5546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAddressFree(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressFree);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAddressFree, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ptr, size);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAddressFree)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
@@ -5565,7 +5565,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAddressReserve(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAddressReserve, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ptr, size, alignment, addr, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAddressReserve)))) return real(ptr, size, alignment, addr, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ptr, size, alignment, addr, flags);
     int saved_errno = errno;
@@ -5584,7 +5584,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAdvise(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAdvise, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(devPtr, count, advice, device);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAdvise)))) return real(devPtr, count, advice, device);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(devPtr, count, advice, device);
     int saved_errno = errno;
@@ -5603,7 +5603,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAdvise_v2(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(devPtr, count, advice, location);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAdvise_v2)))) return real(devPtr, count, advice, location);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(devPtr, count, advice, location);
     int saved_errno = errno;
@@ -5622,7 +5622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc(uint8_t vi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAlloc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytesize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAlloc)))) return real(dptr, bytesize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytesize);
     int saved_errno = errno;
@@ -5641,7 +5641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytesize, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocAsync)))) return real(dptr, bytesize, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
@@ -5660,7 +5660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync_ptsz(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytesize, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocAsync_ptsz)))) return real(dptr, bytesize, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
@@ -5679,7 +5679,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytesize, pool, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocFromPoolAsync)))) return real(dptr, bytesize, pool, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
@@ -5698,7 +5698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytesize, pool, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocFromPoolAsync_ptsz)))) return real(dptr, bytesize, pool, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
@@ -5717,7 +5717,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocHost(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocHost, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pp, bytesize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocHost)))) return real(pp, bytesize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pp, bytesize);
     int saved_errno = errno;
@@ -5736,7 +5736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocHost_v2(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pp, bytesize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocHost_v2)))) return real(pp, bytesize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pp, bytesize);
     int saved_errno = errno;
@@ -5755,7 +5755,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocManaged(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocManaged);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocManaged, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytesize, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocManaged)))) return real(dptr, bytesize, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytesize, flags);
     int saved_errno = errno;
@@ -5774,7 +5774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocPitch, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocPitch)))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     int saved_errno = errno;
@@ -5793,7 +5793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocPitch_v2)))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     int saved_errno = errno;
@@ -5812,7 +5812,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc_v2(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytesize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAlloc_v2)))) return real(dptr, bytesize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytesize);
     int saved_errno = errno;
@@ -5831,7 +5831,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemBatchDecompressA
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(paramsArray, count, flags, errorIndex, stream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemBatchDecompressAsync)))) return real(paramsArray, count, flags, errorIndex, stream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     int saved_errno = errno;
@@ -5850,7 +5850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemBatchDecompressA
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(paramsArray, count, flags, errorIndex, stream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemBatchDecompressAsync_ptsz)))) return real(paramsArray, count, flags, errorIndex, stream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     int saved_errno = errno;
@@ -5869,7 +5869,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemCreate(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(handle, size, prop, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemCreate)))) return real(handle, size, prop, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(handle, size, prop, flags);
     int saved_errno = errno;
@@ -5888,7 +5888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardAndPrefet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardAndPrefetchBatchAsync)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
@@ -5907,7 +5907,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardAndPrefet
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
@@ -5926,7 +5926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardBatchAsyn
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptrs, sizes, count, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardBatchAsync)))) return real(dptrs, sizes, count, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     int saved_errno = errno;
@@ -5945,7 +5945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardBatchAsyn
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptrs, sizes, count, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardBatchAsync_ptsz)))) return real(dptrs, sizes, count, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     int saved_errno = errno;
@@ -5964,7 +5964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemExportToShareabl
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(shareableHandle, handle, handleType, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemExportToShareableHandle)))) return real(shareableHandle, handle, handleType, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(shareableHandle, handle, handleType, flags);
     int saved_errno = errno;
@@ -5983,7 +5983,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree(uint8_t via
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemFree);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFree, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFree)))) return real(dptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr);
     int saved_errno = errno;
@@ -6002,7 +6002,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeAsync(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeAsync)))) return real(dptr, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, hStream);
     int saved_errno = errno;
@@ -6021,7 +6021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeAsync_ptsz(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeAsync_ptsz)))) return real(dptr, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, hStream);
     int saved_errno = errno;
@@ -6040,7 +6040,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeHost(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeHost);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeHost, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(p);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeHost)))) return real(p);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(p);
     int saved_errno = errno;
@@ -6059,7 +6059,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree_v2(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemFree_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFree_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFree_v2)))) return real(dptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr);
     int saved_errno = errno;
@@ -6078,7 +6078,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAccess(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAccess);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAccess, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(flags, location, ptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAccess)))) return real(flags, location, ptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(flags, location, ptr);
     int saved_errno = errno;
@@ -6097,7 +6097,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAddressRange(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pbase, psize, dptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAddressRange)))) return real(pbase, psize, dptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pbase, psize, dptr);
     int saved_errno = errno;
@@ -6116,7 +6116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAddressRange_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pbase, psize, dptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAddressRange_v2)))) return real(pbase, psize, dptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pbase, psize, dptr);
     int saved_errno = errno;
@@ -6135,7 +6135,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAllocationGra
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(granularity, prop, option);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAllocationGranularity)))) return real(granularity, prop, option);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(granularity, prop, option);
     int saved_errno = errno;
@@ -6154,7 +6154,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAllocationPro
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(prop, handle);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAllocationPropertiesFromHandle)))) return real(prop, handle);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(prop, handle);
     int saved_errno = errno;
@@ -6173,7 +6173,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetDefaultMemPoo
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool_out, location, type);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetDefaultMemPool)))) return real(pool_out, location, type);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool_out, location, type);
     int saved_errno = errno;
@@ -6192,7 +6192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetHandleForAddr
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(handle, dptr, size, handleType, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetHandleForAddressRange)))) return real(handle, dptr, size, handleType, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(handle, dptr, size, handleType, flags);
     int saved_errno = errno;
@@ -6211,7 +6211,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetInfo(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetInfo, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(free, total);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetInfo)))) return real(free, total);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(free, total);
     int saved_errno = errno;
@@ -6230,7 +6230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetInfo_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(free, total);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetInfo_v2)))) return real(free, total);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(free, total);
     int saved_errno = errno;
@@ -6249,7 +6249,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetMemPool(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemGetMemPool);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetMemPool, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool, location, type);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetMemPool)))) return real(pool, location, type);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool, location, type);
     int saved_errno = errno;
@@ -6268,7 +6268,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostAlloc(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostAlloc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pp, bytesize, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostAlloc)))) return real(pp, bytesize, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pp, bytesize, Flags);
     int saved_errno = errno;
@@ -6287,7 +6287,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetDevicePoi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pdptr, p, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetDevicePointer)))) return real(pdptr, p, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pdptr, p, Flags);
     int saved_errno = errno;
@@ -6306,7 +6306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetDevicePoi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pdptr, p, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetDevicePointer_v2)))) return real(pdptr, p, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pdptr, p, Flags);
     int saved_errno = errno;
@@ -6325,7 +6325,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetFlags(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pFlags, p);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetFlags)))) return real(pFlags, p);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pFlags, p);
     int saved_errno = errno;
@@ -6344,7 +6344,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostRegister(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostRegister, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(p, bytesize, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostRegister)))) return real(p, bytesize, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(p, bytesize, Flags);
     int saved_errno = errno;
@@ -6363,7 +6363,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostRegister_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(p, bytesize, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostRegister_v2)))) return real(p, bytesize, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(p, bytesize, Flags);
     int saved_errno = errno;
@@ -6382,7 +6382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostUnregister(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemHostUnregister);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostUnregister, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(p);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostUnregister)))) return real(p);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(p);
     int saved_errno = errno;
@@ -6401,7 +6401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemImportFromSharea
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(handle, osHandle, shHandleType);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemImportFromShareableHandle)))) return real(handle, osHandle, shHandleType);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(handle, osHandle, shHandleType);
     int saved_errno = errno;
@@ -6420,7 +6420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMap(uint8_t via,
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemMap);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMap, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ptr, size, offset, handle, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMap)))) return real(ptr, size, offset, handle, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ptr, size, offset, handle, flags);
     int saved_errno = errno;
@@ -6439,7 +6439,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMapArrayAsync(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mapInfoList, count, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMapArrayAsync)))) return real(mapInfoList, count, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mapInfoList, count, hStream);
     int saved_errno = errno;
@@ -6458,7 +6458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMapArrayAsync_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mapInfoList, count, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMapArrayAsync_ptsz)))) return real(mapInfoList, count, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mapInfoList, count, hStream);
     int saved_errno = errno;
@@ -6477,7 +6477,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolCreate(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool, poolProps);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolCreate)))) return real(pool, poolProps);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool, poolProps);
     int saved_errno = errno;
@@ -6496,7 +6496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolDestroy(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolDestroy)))) return real(pool);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool);
     int saved_errno = errno;
@@ -6515,7 +6515,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolExportPointe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(shareData_out, ptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolExportPointer)))) return real(shareData_out, ptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(shareData_out, ptr);
     int saved_errno = errno;
@@ -6534,7 +6534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolExportToShar
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(handle_out, pool, handleType, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolExportToShareableHandle)))) return real(handle_out, pool, handleType, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(handle_out, pool, handleType, flags);
     int saved_errno = errno;
@@ -6553,7 +6553,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolGetAccess(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(flags, memPool, location);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolGetAccess)))) return real(flags, memPool, location);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(flags, memPool, location);
     int saved_errno = errno;
@@ -6572,7 +6572,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolGetAttribute
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool, attr, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolGetAttribute)))) return real(pool, attr, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool, attr, value);
     int saved_errno = errno;
@@ -6591,7 +6591,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolImportFromSh
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool_out, handle, handleType, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolImportFromShareableHandle)))) return real(pool_out, handle, handleType, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool_out, handle, handleType, flags);
     int saved_errno = errno;
@@ -6610,7 +6610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolImportPointe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ptr_out, pool, shareData);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolImportPointer)))) return real(ptr_out, pool, shareData);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ptr_out, pool, shareData);
     int saved_errno = errno;
@@ -6629,7 +6629,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolSetAccess(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool, map, count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolSetAccess)))) return real(pool, map, count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool, map, count);
     int saved_errno = errno;
@@ -6648,7 +6648,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolSetAttribute
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool, attr, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolSetAttribute)))) return real(pool, attr, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool, attr, value);
     int saved_errno = errno;
@@ -6667,7 +6667,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolTrimTo(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pool, minBytesToKeep);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolTrimTo)))) return real(pool, minBytesToKeep);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pool, minBytesToKeep);
     int saved_errno = errno;
@@ -6686,7 +6686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(devPtr, count, dstDevice, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync)))) return real(devPtr, count, dstDevice, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     int saved_errno = errno;
@@ -6705,7 +6705,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(devPtr, count, dstDevice, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_ptsz)))) return real(devPtr, count, dstDevice, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     int saved_errno = errno;
@@ -6724,7 +6724,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(devPtr, count, location, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_v2)))) return real(devPtr, count, location, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(devPtr, count, location, flags, hStream);
     int saved_errno = errno;
@@ -6743,7 +6743,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(devPtr, count, location, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_v2_ptsz)))) return real(devPtr, count, location, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(devPtr, count, location, flags, hStream);
     int saved_errno = errno;
@@ -6762,7 +6762,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchBatchAsy
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchBatchAsync)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
@@ -6781,7 +6781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchBatchAsy
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchBatchAsync_ptsz)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
@@ -6800,7 +6800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRangeGetAttribut
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(data, dataSize, attribute, devPtr, count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRangeGetAttribute)))) return real(data, dataSize, attribute, devPtr, count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(data, dataSize, attribute, devPtr, count);
     int saved_errno = errno;
@@ -6819,7 +6819,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRangeGetAttribut
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(data, dataSizes, attributes, numAttributes, devPtr, count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRangeGetAttributes)))) return real(data, dataSizes, attributes, numAttributes, devPtr, count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(data, dataSizes, attributes, numAttributes, devPtr, count);
     int saved_errno = errno;
@@ -6838,7 +6838,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRelease(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemRelease);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRelease, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(handle);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRelease)))) return real(handle);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(handle);
     int saved_errno = errno;
@@ -6857,7 +6857,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRetainAllocation
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(handle, addr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRetainAllocationHandle)))) return real(handle, addr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(handle, addr);
     int saved_errno = errno;
@@ -6876,7 +6876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemSetAccess(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemSetAccess);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemSetAccess, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ptr, size, desc, count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemSetAccess)))) return real(ptr, size, desc, count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ptr, size, desc, count);
     int saved_errno = errno;
@@ -6895,7 +6895,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemSetMemPool(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemSetMemPool);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemSetMemPool, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(location, type, pool);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemSetMemPool)))) return real(location, type, pool);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(location, type, pool);
     int saved_errno = errno;
@@ -6914,7 +6914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemUnmap(uint8_t vi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemUnmap);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemUnmap, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ptr, size);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemUnmap)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
@@ -6933,7 +6933,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy(uint8_t via,
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dst, src, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy)))) return real(dst, src, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dst, src, ByteCount);
     int saved_errno = errno;
@@ -6952,7 +6952,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D(uint8_t vi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -6971,7 +6971,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -6990,7 +6990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync_v2)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -7009,7 +7009,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync_v2_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync_v2_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -7028,7 +7028,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7047,7 +7047,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned_v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7066,7 +7066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned_v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7085,7 +7085,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D_v2(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7104,7 +7104,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D_v2_ptds(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7123,7 +7123,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D(uint8_t vi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7142,7 +7142,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -7161,7 +7161,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync_v2)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -7180,7 +7180,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync_v2_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync_v2_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -7199,7 +7199,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numOps, opList, failIdx, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync)))) return real(numOps, opList, failIdx, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     int saved_errno = errno;
@@ -7218,7 +7218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numOps, opList, failIdx, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_ptsz)))) return real(numOps, opList, failIdx, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     int saved_errno = errno;
@@ -7237,7 +7237,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numOps, opList, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_v2)))) return real(numOps, opList, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numOps, opList, flags, hStream);
     int saved_errno = errno;
@@ -7256,7 +7256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numOps, opList, flags, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz)))) return real(numOps, opList, flags, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numOps, opList, flags, hStream);
     int saved_errno = errno;
@@ -7275,7 +7275,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeer(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeer)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7294,7 +7294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeerAsync(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeerAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -7313,7 +7313,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeerAsync_p
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeerAsync_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
@@ -7332,7 +7332,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeer_ptds(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeer_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7351,7 +7351,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D_v2(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7370,7 +7370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D_v2_ptds(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pCopy);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pCopy);
     int saved_errno = errno;
@@ -7389,7 +7389,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAsync(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dst, src, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAsync)))) return real(dst, src, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dst, src, ByteCount, hStream);
     int saved_errno = errno;
@@ -7408,7 +7408,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAsync_ptsz(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dst, src, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAsync_ptsz)))) return real(dst, src, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dst, src, ByteCount, hStream);
     int saved_errno = errno;
@@ -7427,7 +7427,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7446,7 +7446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA_v2)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7465,7 +7465,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA_v2_ptds)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7484,7 +7484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7503,7 +7503,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD_v2)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7522,7 +7522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD_v2_ptds)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7541,7 +7541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7560,7 +7560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
@@ -7579,7 +7579,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync_v2)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
@@ -7598,7 +7598,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
@@ -7617,7 +7617,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH_v2)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7636,7 +7636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH_v2_ptds)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
@@ -7655,7 +7655,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     int saved_errno = errno;
@@ -7674,7 +7674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_ptsz)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     int saved_errno = errno;
@@ -7693,7 +7693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_v2)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     int saved_errno = errno;
@@ -7712,7 +7712,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_v2_ptsz)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     int saved_errno = errno;
@@ -7731,7 +7731,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7750,7 +7750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA_v2)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7769,7 +7769,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA_v2_ptds)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7788,7 +7788,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7807,7 +7807,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
@@ -7826,7 +7826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync_v2)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
@@ -7845,7 +7845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
@@ -7864,7 +7864,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD_v2)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7883,7 +7883,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD_v2_ptds)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7902,7 +7902,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7921,7 +7921,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
@@ -7940,7 +7940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync_v2)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
@@ -7959,7 +7959,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
@@ -7978,7 +7978,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH_v2)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -7997,7 +7997,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstHost, srcDevice, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH_v2_ptds)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
@@ -8016,7 +8016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcHost, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
@@ -8035,7 +8035,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
@@ -8054,7 +8054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync_v2)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
@@ -8073,7 +8073,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
@@ -8092,7 +8092,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcHost, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA_v2)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
@@ -8111,7 +8111,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstArray, dstOffset, srcHost, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA_v2_ptds)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
@@ -8130,7 +8130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcHost, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
@@ -8149,7 +8149,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcHost, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
@@ -8168,7 +8168,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcHost, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync_v2)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
@@ -8187,7 +8187,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcHost, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
@@ -8206,7 +8206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcHost, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD_v2)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
@@ -8225,7 +8225,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, srcHost, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD_v2_ptds)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
@@ -8244,7 +8244,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeer(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeer, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeer)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     int saved_errno = errno;
@@ -8263,7 +8263,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeerAsync(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeerAsync)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     int saved_errno = errno;
@@ -8282,7 +8282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeerAsync_pts
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeerAsync_ptsz)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     int saved_errno = errno;
@@ -8301,7 +8301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeer_ptds(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeer_ptds)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     int saved_errno = errno;
@@ -8320,7 +8320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy_ptds(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dst, src, ByteCount);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy_ptds)))) return real(dst, src, ByteCount);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dst, src, ByteCount);
     int saved_errno = errno;
@@ -8339,7 +8339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, us, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
@@ -8358,7 +8358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16Async(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16Async, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, us, N, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16Async)))) return real(dstDevice, us, N, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, us, N, hStream);
     int saved_errno = errno;
@@ -8377,7 +8377,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16Async_ptsz
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, us, N, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16Async_ptsz)))) return real(dstDevice, us, N, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, us, N, hStream);
     int saved_errno = errno;
@@ -8396,7 +8396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16_v2(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, us, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16_v2)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
@@ -8415,7 +8415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16_v2_ptds(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, us, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16_v2_ptds)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
@@ -8434,7 +8434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, us, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
@@ -8453,7 +8453,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16Async(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16Async)))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     int saved_errno = errno;
@@ -8472,7 +8472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16Async_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16Async_ptsz)))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     int saved_errno = errno;
@@ -8491,7 +8491,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16_v2(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, us, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16_v2)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
@@ -8510,7 +8510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16_v2_ptds
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, us, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16_v2_ptds)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
@@ -8529,7 +8529,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, ui, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
@@ -8548,7 +8548,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32Async(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32Async)))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     int saved_errno = errno;
@@ -8567,7 +8567,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32Async_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32Async_ptsz)))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     int saved_errno = errno;
@@ -8586,7 +8586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32_v2(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, ui, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32_v2)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
@@ -8605,7 +8605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32_v2_ptds
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, ui, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32_v2_ptds)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
@@ -8624,7 +8624,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, uc, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
@@ -8643,7 +8643,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8Async(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8Async)))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     int saved_errno = errno;
@@ -8662,7 +8662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8Async_pts
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8Async_ptsz)))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     int saved_errno = errno;
@@ -8681,7 +8681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8_v2(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, uc, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8_v2)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
@@ -8700,7 +8700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8_v2_ptds(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, dstPitch, uc, Width, Height);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8_v2_ptds)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
@@ -8719,7 +8719,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, ui, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
@@ -8738,7 +8738,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32Async(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32Async, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, ui, N, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32Async)))) return real(dstDevice, ui, N, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, ui, N, hStream);
     int saved_errno = errno;
@@ -8757,7 +8757,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32Async_ptsz
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, ui, N, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32Async_ptsz)))) return real(dstDevice, ui, N, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, ui, N, hStream);
     int saved_errno = errno;
@@ -8776,7 +8776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32_v2(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, ui, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32_v2)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
@@ -8795,7 +8795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32_v2_ptds(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, ui, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32_v2_ptds)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
@@ -8814,7 +8814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8(uint8_t vi
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, uc, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
@@ -8833,7 +8833,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8Async(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8Async, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, uc, N, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8Async)))) return real(dstDevice, uc, N, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, uc, N, hStream);
     int saved_errno = errno;
@@ -8852,7 +8852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8Async_ptsz(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, uc, N, hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8Async_ptsz)))) return real(dstDevice, uc, N, hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, uc, N, hStream);
     int saved_errno = errno;
@@ -8871,7 +8871,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8_v2(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, uc, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8_v2)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
@@ -8890,7 +8890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8_v2_ptds(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstDevice, uc, N);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8_v2_ptds)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
@@ -8909,7 +8909,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayCreat
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayCreate)))) return real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
     int saved_errno = errno;
@@ -8928,7 +8928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayDestr
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hMipmappedArray);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayDestroy)))) return real(hMipmappedArray);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hMipmappedArray);
     int saved_errno = errno;
@@ -8947,7 +8947,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetLe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pLevelArray, hMipmappedArray, level);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetLevel)))) return real(pLevelArray, hMipmappedArray, level);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pLevelArray, hMipmappedArray, level);
     int saved_errno = errno;
@@ -8966,7 +8966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetMe
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(memoryRequirements, mipmap, device);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetMemoryRequirements)))) return real(memoryRequirements, mipmap, device);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(memoryRequirements, mipmap, device);
     int saved_errno = errno;
@@ -8985,7 +8985,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetSp
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(sparseProperties, mipmap);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetSparseProperties)))) return real(sparseProperties, mipmap);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(sparseProperties, mipmap);
     int saved_errno = errno;
@@ -9004,7 +9004,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleEnumerateFunc
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(functions, numFunctions, mod);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleEnumerateFunctions)))) return real(functions, numFunctions, mod);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(functions, numFunctions, mod);
     int saved_errno = errno;
@@ -9023,7 +9023,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunction(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunction);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetFunction, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, hmod, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetFunction)))) return real(hfunc, hmod, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, hmod, name);
     int saved_errno = errno;
@@ -9042,7 +9042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunctionCo
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(count, mod);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetFunctionCount)))) return real(count, mod);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(count, mod);
     int saved_errno = errno;
@@ -9061,7 +9061,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetGlobal(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytes, hmod, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetGlobal)))) return real(dptr, bytes, hmod, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytes, hmod, name);
     int saved_errno = errno;
@@ -9080,7 +9080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetGlobal_v2(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dptr, bytes, hmod, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetGlobal_v2)))) return real(dptr, bytes, hmod, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dptr, bytes, hmod, name);
     int saved_errno = errno;
@@ -9099,7 +9099,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetLoadingMod
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetLoadingMode)))) return real(mode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mode);
     int saved_errno = errno;
@@ -9118,7 +9118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetSurfRef(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pSurfRef, hmod, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetSurfRef)))) return real(pSurfRef, hmod, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pSurfRef, hmod, name);
     int saved_errno = errno;
@@ -9137,7 +9137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetTexRef(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pTexRef, hmod, name);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetTexRef)))) return real(pTexRef, hmod, name);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pTexRef, hmod, name);
     int saved_errno = errno;
@@ -9156,7 +9156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoad(uint8_t 
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoad);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoad, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(module, fname);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoad)))) return real(module, fname);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(module, fname);
     int saved_errno = errno;
@@ -9175,7 +9175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadData(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadData);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadData, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(module, image);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadData)))) return real(module, image);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(module, image);
     int saved_errno = errno;
@@ -9194,7 +9194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadDataEx(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(module, image, numOptions, options, optionValues);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadDataEx)))) return real(module, image, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(module, image, numOptions, options, optionValues);
     int saved_errno = errno;
@@ -9213,7 +9213,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadFatBinary
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(module, fatCubin);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadFatBinary)))) return real(module, fatCubin);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(module, fatCubin);
     int saved_errno = errno;
@@ -9232,7 +9232,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleUnload(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuModuleUnload);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleUnload, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hmod);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleUnload)))) return real(hmod);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hmod);
     int saved_errno = errno;
@@ -9251,7 +9251,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastAddDevice(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mcHandle, dev);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastAddDevice)))) return real(mcHandle, dev);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mcHandle, dev);
     int saved_errno = errno;
@@ -9270,7 +9270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastBindAddr(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mcHandle, mcOffset, memptr, size, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastBindAddr)))) return real(mcHandle, mcOffset, memptr, size, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mcHandle, mcOffset, memptr, size, flags);
     int saved_errno = errno;
@@ -9289,7 +9289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastBindMem(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindMem);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastBindMem, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastBindMem)))) return real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
     int saved_errno = errno;
@@ -9308,7 +9308,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastCreate(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMulticastCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mcHandle, prop);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastCreate)))) return real(mcHandle, prop);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mcHandle, prop);
     int saved_errno = errno;
@@ -9327,7 +9327,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastGetGranula
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(granularity, prop, option);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastGetGranularity)))) return real(granularity, prop, option);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(granularity, prop, option);
     int saved_errno = errno;
@@ -9346,7 +9346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastUnbind(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuMulticastUnbind);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastUnbind, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mcHandle, dev, mcOffset, size);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastUnbind)))) return real(mcHandle, dev, mcOffset, size);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mcHandle, dev, mcOffset, size);
     int saved_errno = errno;
@@ -9365,7 +9365,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyAvailableD
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dynamicSmemSize, func, numBlocks, blockSize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock)))) return real(dynamicSmemSize, func, numBlocks, blockSize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dynamicSmemSize, func, numBlocks, blockSize);
     int saved_errno = errno;
@@ -9384,7 +9384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveB
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numBlocks, func, blockSize, dynamicSMemSize);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor)))) return real(numBlocks, func, blockSize, dynamicSMemSize);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize);
     int saved_errno = errno;
@@ -9403,7 +9403,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveB
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numBlocks, func, blockSize, dynamicSMemSize, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)))) return real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     int saved_errno = errno;
@@ -9422,7 +9422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveC
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numClusters, func, config);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveClusters)))) return real(numClusters, func, config);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numClusters, func, config);
     int saved_errno = errno;
@@ -9441,7 +9441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialBlockSize)))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     int saved_errno = errno;
@@ -9460,7 +9460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags)))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     int saved_errno = errno;
@@ -9479,7 +9479,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(clusterSize, func, config);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialClusterSize)))) return real(clusterSize, func, config);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(clusterSize, func, config);
     int saved_errno = errno;
@@ -9498,7 +9498,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetSize(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuParamSetSize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetSize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, numbytes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetSize)))) return real(hfunc, numbytes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, numbytes);
     int saved_errno = errno;
@@ -9517,7 +9517,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetTexRef(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuParamSetTexRef);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetTexRef, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, texunit, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetTexRef)))) return real(hfunc, texunit, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, texunit, hTexRef);
     int saved_errno = errno;
@@ -9536,7 +9536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetf(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuParamSetf);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetf, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, offset, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetf)))) return real(hfunc, offset, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, offset, value);
     int saved_errno = errno;
@@ -9555,7 +9555,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSeti(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuParamSeti);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSeti, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, offset, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSeti)))) return real(hfunc, offset, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, offset, value);
     int saved_errno = errno;
@@ -9574,7 +9574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetv(uint8_t v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuParamSetv);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetv, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hfunc, offset, ptr, numbytes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetv)))) return real(hfunc, offset, ptr, numbytes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hfunc, offset, ptr, numbytes);
     int saved_errno = errno;
@@ -9593,7 +9593,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerGetAttribute
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(data, attribute, ptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerGetAttribute)))) return real(data, attribute, ptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(data, attribute, ptr);
     int saved_errno = errno;
@@ -9612,7 +9612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerGetAttribute
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(numAttributes, attributes, data, ptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerGetAttributes)))) return real(numAttributes, attributes, data, ptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(numAttributes, attributes, data, ptr);
     int saved_errno = errno;
@@ -9631,7 +9631,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerSetAttribute
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(value, attribute, ptr);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerSetAttribute)))) return real(value, attribute, ptr);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(value, attribute, ptr);
     int saved_errno = errno;
@@ -9650,7 +9650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerInitialize(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuProfilerInitialize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerInitialize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(configFile, outputFile, outputMode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerInitialize)))) return real(configFile, outputFile, outputMode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(configFile, outputFile, outputMode);
     int saved_errno = errno;
@@ -9669,7 +9669,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerStart(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStart);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerStart, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real();
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerStart)))) return real();
     uint64_t t0 = cs_ticks();
     uint32_t r = real();
     int saved_errno = errno;
@@ -9688,7 +9688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerStop(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStop);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerStop, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real();
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerStop)))) return real();
     uint64_t t0 = cs_ticks();
     uint32_t r = real();
     int saved_errno = errno;
@@ -9707,7 +9707,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSignalExternalSemap
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSignalExternalSemaphoresAsync)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
@@ -9726,7 +9726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSignalExternalSemap
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
@@ -9745,7 +9745,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAddCallback(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAddCallback, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, callback, userData, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAddCallback)))) return real(hStream, callback, userData, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, callback, userData, flags);
     int saved_errno = errno;
@@ -9764,7 +9764,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAddCallback_p
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, callback, userData, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAddCallback_ptsz)))) return real(hStream, callback, userData, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, callback, userData, flags);
     int saved_errno = errno;
@@ -9783,7 +9783,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAttachMemAsyn
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, dptr, length, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAttachMemAsync)))) return real(hStream, dptr, length, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, dptr, length, flags);
     int saved_errno = errno;
@@ -9802,7 +9802,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAttachMemAsyn
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, dptr, length, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAttachMemAsync_ptsz)))) return real(hStream, dptr, length, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, dptr, length, flags);
     int saved_errno = errno;
@@ -9821,7 +9821,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, count, paramArray, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
@@ -9840,7 +9840,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, count, paramArray, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_ptsz)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
@@ -9859,7 +9859,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, count, paramArray, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_v2)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
@@ -9878,7 +9878,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, count, paramArray, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_v2_ptsz)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
@@ -9897,7 +9897,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -9916,7 +9916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCaptureT
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCaptureToGraph)))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     int saved_errno = errno;
@@ -9935,7 +9935,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCaptureT
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCaptureToGraph_ptsz)))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     int saved_errno = errno;
@@ -9954,7 +9954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -9973,7 +9973,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, mode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_v2)))) return real(hStream, mode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, mode);
     int saved_errno = errno;
@@ -9992,7 +9992,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, mode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_v2_ptsz)))) return real(hStream, mode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, mode);
     int saved_errno = errno;
@@ -10011,7 +10011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCopyAttribute
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dstStream, srcStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCopyAttributes)))) return real(dstStream, srcStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dstStream, srcStream);
     int saved_errno = errno;
@@ -10030,7 +10030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCopyAttribute
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(dst, src);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCopyAttributes_ptsz)))) return real(dst, src);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(dst, src);
     int saved_errno = errno;
@@ -10049,7 +10049,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCreate(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phStream, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCreate)))) return real(phStream, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phStream, Flags);
     int saved_errno = errno;
@@ -10068,7 +10068,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCreateWithPri
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phStream, flags, priority);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCreateWithPriority)))) return real(phStream, flags, priority);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phStream, flags, priority);
     int saved_errno = errno;
@@ -10087,7 +10087,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamDestroy(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamDestroy)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -10106,7 +10106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamDestroy_v2(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamDestroy_v2)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -10125,7 +10125,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamEndCapture(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamEndCapture, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, phGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamEndCapture)))) return real(hStream, phGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, phGraph);
     int saved_errno = errno;
@@ -10144,7 +10144,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamEndCapture_pt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, phGraph);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamEndCapture_ptsz)))) return real(hStream, phGraph);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, phGraph);
     int saved_errno = errno;
@@ -10163,7 +10163,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetAttribute(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, attr, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetAttribute)))) return real(hStream, attr, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, attr, value);
     int saved_errno = errno;
@@ -10182,7 +10182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetAttribute_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, attr, value_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetAttribute_ptsz)))) return real(hStream, attr, value_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, attr, value_out);
     int saved_errno = errno;
@@ -10201,7 +10201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus_out, id_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo)))) return real(hStream, captureStatus_out, id_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus_out, id_out);
     int saved_errno = errno;
@@ -10220,7 +10220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus_out, id_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_ptsz)))) return real(hStream, captureStatus_out, id_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus_out, id_out);
     int saved_errno = errno;
@@ -10239,7 +10239,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v2)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     int saved_errno = errno;
@@ -10258,7 +10258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     int saved_errno = errno;
@@ -10277,7 +10277,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v3)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     int saved_errno = errno;
@@ -10296,7 +10296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     int saved_errno = errno;
@@ -10315,7 +10315,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, pctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx)))) return real(hStream, pctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, pctx);
     int saved_errno = errno;
@@ -10334,7 +10334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_ptsz(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, pctx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_ptsz)))) return real(hStream, pctx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, pctx);
     int saved_errno = errno;
@@ -10353,7 +10353,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_v2(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, pCtx, pGreenCtx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_v2)))) return real(hStream, pCtx, pGreenCtx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     int saved_errno = errno;
@@ -10372,7 +10372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_v2_pts
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, pCtx, pGreenCtx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_v2_ptsz)))) return real(hStream, pCtx, pGreenCtx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     int saved_errno = errno;
@@ -10391,7 +10391,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetDevice(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetDevice, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, device);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetDevice)))) return real(hStream, device);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, device);
     int saved_errno = errno;
@@ -10410,7 +10410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetDevice_pts
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, device);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetDevice_ptsz)))) return real(hStream, device);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, device);
     int saved_errno = errno;
@@ -10429,7 +10429,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetFlags(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetFlags)))) return real(hStream, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, flags);
     int saved_errno = errno;
@@ -10448,7 +10448,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetFlags_ptsz
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetFlags_ptsz)))) return real(hStream, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, flags);
     int saved_errno = errno;
@@ -10467,7 +10467,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetGreenCtx(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, phCtx);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetGreenCtx)))) return real(hStream, phCtx);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, phCtx);
     int saved_errno = errno;
@@ -10486,7 +10486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetId(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetId, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, streamId);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetId)))) return real(hStream, streamId);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, streamId);
     int saved_errno = errno;
@@ -10505,7 +10505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetId_ptsz(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, streamId);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetId_ptsz)))) return real(hStream, streamId);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, streamId);
     int saved_errno = errno;
@@ -10524,7 +10524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetPriority(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetPriority, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, priority);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetPriority)))) return real(hStream, priority);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, priority);
     int saved_errno = errno;
@@ -10543,7 +10543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetPriority_p
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, priority);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetPriority_ptsz)))) return real(hStream, priority);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, priority);
     int saved_errno = errno;
@@ -10562,7 +10562,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamIsCapturing(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamIsCapturing)))) return real(hStream, captureStatus);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus);
     int saved_errno = errno;
@@ -10581,7 +10581,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamIsCapturing_p
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, captureStatus);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamIsCapturing_ptsz)))) return real(hStream, captureStatus);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, captureStatus);
     int saved_errno = errno;
@@ -10600,7 +10600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamQuery(uint8_t
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamQuery, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamQuery)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -10619,7 +10619,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamQuery_ptsz(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamQuery_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -10638,7 +10638,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSetAttribute(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, attr, param);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSetAttribute)))) return real(hStream, attr, param);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, attr, param);
     int saved_errno = errno;
@@ -10657,7 +10657,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSetAttribute_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, attr, value);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSetAttribute_ptsz)))) return real(hStream, attr, value);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, attr, value);
     int saved_errno = errno;
@@ -10676,7 +10676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -10695,7 +10695,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize_p
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream);
     int saved_errno = errno;
@@ -10714,7 +10714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, dependencies, numDependencies, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies)))) return real(hStream, dependencies, numDependencies, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     int saved_errno = errno;
@@ -10733,7 +10733,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, dependencies, numDependencies, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz)))) return real(hStream, dependencies, numDependencies, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     int saved_errno = errno;
@@ -10752,7 +10752,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_v2)))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     int saved_errno = errno;
@@ -10771,7 +10771,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz)))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     int saved_errno = errno;
@@ -10790,7 +10790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitEvent(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, hEvent, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitEvent)))) return real(hStream, hEvent, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, hEvent, Flags);
     int saved_errno = errno;
@@ -10809,7 +10809,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitEvent_pts
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hStream, hEvent, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitEvent_ptsz)))) return real(hStream, hEvent, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hStream, hEvent, Flags);
     int saved_errno = errno;
@@ -10828,7 +10828,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10847,7 +10847,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_p
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10866,7 +10866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10885,7 +10885,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10904,7 +10904,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10923,7 +10923,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_p
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10942,7 +10942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10961,7 +10961,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_v
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10980,7 +10980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -10999,7 +10999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -11018,7 +11018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -11037,7 +11037,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -11056,7 +11056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -11075,7 +11075,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -11094,7 +11094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -11113,7 +11113,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(stream, addr, value, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
@@ -11132,7 +11132,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectCreate(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pSurfObject, pResDesc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectCreate)))) return real(pSurfObject, pResDesc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pSurfObject, pResDesc);
     int saved_errno = errno;
@@ -11151,7 +11151,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectDestroy(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(surfObject);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectDestroy)))) return real(surfObject);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(surfObject);
     int saved_errno = errno;
@@ -11170,7 +11170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectGetResour
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pResDesc, surfObject);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectGetResourceDesc)))) return real(pResDesc, surfObject);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pResDesc, surfObject);
     int saved_errno = errno;
@@ -11189,7 +11189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfRefGetArray(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phArray, hSurfRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfRefGetArray)))) return real(phArray, hSurfRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phArray, hSurfRef);
     int saved_errno = errno;
@@ -11208,7 +11208,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfRefSetArray(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hSurfRef, hArray, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfRefSetArray)))) return real(hSurfRef, hArray, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hSurfRef, hArray, Flags);
     int saved_errno = errno;
@@ -11227,7 +11227,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeIm2c
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeIm2col)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
@@ -11246,7 +11246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeIm2c
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeIm2colWide)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
@@ -11265,7 +11265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeTile
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeTiled)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
@@ -11284,7 +11284,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapReplaceAdd
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(tensorMap, globalAddress);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapReplaceAddress)))) return real(tensorMap, globalAddress);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(tensorMap, globalAddress);
     int saved_errno = errno;
@@ -11303,7 +11303,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectCreate(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectCreate)))) return real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     int saved_errno = errno;
@@ -11322,7 +11322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectDestroy(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(texObject);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectDestroy)))) return real(texObject);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(texObject);
     int saved_errno = errno;
@@ -11341,7 +11341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetResourc
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pResDesc, texObject);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetResourceDesc)))) return real(pResDesc, texObject);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pResDesc, texObject);
     int saved_errno = errno;
@@ -11360,7 +11360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetResourc
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pResViewDesc, texObject);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetResourceViewDesc)))) return real(pResViewDesc, texObject);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pResViewDesc, texObject);
     int saved_errno = errno;
@@ -11379,7 +11379,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetTexture
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pTexDesc, texObject);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetTextureDesc)))) return real(pTexDesc, texObject);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pTexDesc, texObject);
     int saved_errno = errno;
@@ -11398,7 +11398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefCreate(uint8_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefCreate)))) return real(pTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pTexRef);
     int saved_errno = errno;
@@ -11417,7 +11417,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefDestroy(uint8
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefDestroy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefDestroy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefDestroy)))) return real(hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef);
     int saved_errno = errno;
@@ -11436,7 +11436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddress(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pdptr, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddress)))) return real(pdptr, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pdptr, hTexRef);
     int saved_errno = errno;
@@ -11455,7 +11455,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddressMod
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pam, hTexRef, dim);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddressMode)))) return real(pam, hTexRef, dim);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pam, hTexRef, dim);
     int saved_errno = errno;
@@ -11474,7 +11474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddress_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pdptr, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddress_v2)))) return real(pdptr, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pdptr, hTexRef);
     int saved_errno = errno;
@@ -11493,7 +11493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetArray(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phArray, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetArray)))) return real(phArray, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phArray, hTexRef);
     int saved_errno = errno;
@@ -11512,7 +11512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetBorderColo
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pBorderColor, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetBorderColor)))) return real(pBorderColor, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pBorderColor, hTexRef);
     int saved_errno = errno;
@@ -11531,7 +11531,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFilterMode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pfm, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFilterMode)))) return real(pfm, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pfm, hTexRef);
     int saved_errno = errno;
@@ -11550,7 +11550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFlags(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pFlags, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFlags)))) return real(pFlags, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pFlags, hTexRef);
     int saved_errno = errno;
@@ -11569,7 +11569,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFormat(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pFormat, pNumChannels, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFormat)))) return real(pFormat, pNumChannels, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pFormat, pNumChannels, hTexRef);
     int saved_errno = errno;
@@ -11588,7 +11588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMaxAnisotr
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pmaxAniso, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMaxAnisotropy)))) return real(pmaxAniso, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pmaxAniso, hTexRef);
     int saved_errno = errno;
@@ -11607,7 +11607,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapFilt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pfm, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapFilterMode)))) return real(pfm, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pfm, hTexRef);
     int saved_errno = errno;
@@ -11626,7 +11626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapLeve
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pbias, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapLevelBias)))) return real(pbias, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pbias, hTexRef);
     int saved_errno = errno;
@@ -11645,7 +11645,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapLeve
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapLevelClamp)))) return real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     int saved_errno = errno;
@@ -11664,7 +11664,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmappedA
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(phMipmappedArray, hTexRef);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmappedArray)))) return real(phMipmappedArray, hTexRef);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(phMipmappedArray, hTexRef);
     int saved_errno = errno;
@@ -11683,7 +11683,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ByteOffset, hTexRef, dptr, bytes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress)))) return real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     int saved_errno = errno;
@@ -11702,7 +11702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D(
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, desc, dptr, Pitch);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
@@ -11721,7 +11721,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, desc, dptr, Pitch);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D_v2)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
@@ -11740,7 +11740,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D_
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, desc, dptr, Pitch);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D_v3)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
@@ -11759,7 +11759,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddressMod
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, dim, am);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddressMode)))) return real(hTexRef, dim, am);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, dim, am);
     int saved_errno = errno;
@@ -11778,7 +11778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress_v2
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(ByteOffset, hTexRef, dptr, bytes);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress_v2)))) return real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     int saved_errno = errno;
@@ -11797,7 +11797,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetArray(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, hArray, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetArray)))) return real(hTexRef, hArray, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, hArray, Flags);
     int saved_errno = errno;
@@ -11816,7 +11816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetBorderColo
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, pBorderColor);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetBorderColor)))) return real(hTexRef, pBorderColor);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, pBorderColor);
     int saved_errno = errno;
@@ -11835,7 +11835,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFilterMode
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, fm);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFilterMode)))) return real(hTexRef, fm);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, fm);
     int saved_errno = errno;
@@ -11854,7 +11854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFlags(uint
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFlags)))) return real(hTexRef, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, Flags);
     int saved_errno = errno;
@@ -11873,7 +11873,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFormat(uin
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, fmt, NumPackedComponents);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFormat)))) return real(hTexRef, fmt, NumPackedComponents);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, fmt, NumPackedComponents);
     int saved_errno = errno;
@@ -11892,7 +11892,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMaxAnisotr
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, maxAniso);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMaxAnisotropy)))) return real(hTexRef, maxAniso);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, maxAniso);
     int saved_errno = errno;
@@ -11911,7 +11911,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapFilt
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, fm);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapFilterMode)))) return real(hTexRef, fm);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, fm);
     int saved_errno = errno;
@@ -11930,7 +11930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapLeve
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, bias);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapLevelBias)))) return real(hTexRef, bias);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, bias);
     int saved_errno = errno;
@@ -11949,7 +11949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapLeve
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapLevelClamp)))) return real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     int saved_errno = errno;
@@ -11968,7 +11968,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmappedA
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(hTexRef, hMipmappedArray, Flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmappedArray)))) return real(hTexRef, hMipmappedArray, Flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(hTexRef, hMipmappedArray, Flags);
     int saved_errno = errno;
@@ -11987,7 +11987,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuThreadExchangeStrea
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(mode);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuThreadExchangeStreamCaptureMode)))) return real(mode);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(mode);
     int saved_errno = errno;
@@ -12006,7 +12006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectCreate(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectCreate);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectCreate, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(object_out, ptr, destroy, initialRefcount, flags);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectCreate)))) return real(object_out, ptr, destroy, initialRefcount, flags);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(object_out, ptr, destroy, initialRefcount, flags);
     int saved_errno = errno;
@@ -12025,7 +12025,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectRelease(u
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRelease);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectRelease, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(object, count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectRelease)))) return real(object, count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(object, count);
     int saved_errno = errno;
@@ -12044,7 +12044,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectRetain(ui
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRetain);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectRetain, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(object, count);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectRetain)))) return real(object, count);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(object, count);
     int saved_errno = errno;
@@ -12063,7 +12063,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuWaitExternalSemapho
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuWaitExternalSemaphoresAsync)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
@@ -12082,7 +12082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuWaitExternalSemapho
     fn_t real = (fn_t)cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz);
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz, via);
-    if (cs_unlikely(!(t = cs_enter()))) return real(extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;

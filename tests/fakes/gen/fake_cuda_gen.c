@@ -908,7 +908,7 @@ FAKE_EXPORT uint32_t cuLaunchCooperativeKernelMultiDevice(void * launchParamsLis
 FAKE_EXPORT uint32_t cuLaunchCooperativeKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return (uint32_t)fake_enter(260); }
 FAKE_EXPORT uint32_t cuLaunchGrid(void * f, int32_t grid_width, int32_t grid_height) { return (uint32_t)fake_enter(261); }
 FAKE_EXPORT uint32_t cuLaunchGridAsync(void * f, int32_t grid_width, int32_t grid_height, void * hStream) { return (uint32_t)fake_enter(262); }
-FAKE_EXPORT uint32_t cuLaunchHostFunc(void * hStream, void * fn, void * userData) { return (uint32_t)fake_enter(263); }
+FAKE_EXPORT uint32_t cuLaunchHostFunc(void * hStream, void * fn, void * userData);
 FAKE_EXPORT uint32_t cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userData) { return (uint32_t)fake_enter(264); }
 FAKE_EXPORT uint32_t cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra);
 FAKE_EXPORT uint32_t cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return (uint32_t)fake_enter(266); }

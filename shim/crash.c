@@ -1,0 +1,419 @@
+/* Crash capture: on a fatal signal, write one "crash" line (backtrace, the call the thread was
+ * inside, the last calls of every thread), then let the process die exactly as it would have:
+ * the previous handler runs, or the default action with the same signal and a core dump.
+ *
+ * Everything the handler touches is preallocated when the shim wakes: the alternate stacks,
+ * the /proc/self/maps buffer, the output line. The handler uses only system calls, string
+ * copies, and libunwind's local unwinder (loaded with dlopen, never a DT_NEEDED, because a
+ * preload with a missing dependency stops every program from starting). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_FRAMES 64
+#define RECENT_SELF 16
+#define RECENT_OTHER 8
+#define MAX_OTHER_THREADS 16
+#define ALT_STACK_SIZE (256 * 1024)
+#define MAPS_CAP (16u << 20)
+#define LINE_CAP (256 * 1024)
+
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+#define NSIG_HANDLED (int)(sizeof fatal_signals / sizeof *fatal_signals)
+static struct sigaction previous[NSIG_HANDLED];
+static int installed;
+static char *maps_buf, *line_buf;
+static char self_path[4096];
+static int _Atomic crash_owner;     /* tid of the thread writing a crash record, 0 when none */
+static int _Atomic records_written;
+static __thread int in_handler __attribute__((tls_model("initial-exec")));
+
+/* libunwind's local-only entry points, looked up by name: the opaque types are sized generously
+ * (unw_cursor_t is 127 words on x86-64) so its headers are not needed to build. */
+typedef struct { uint64_t opaque[160]; } unw_cursor_buf;
+static int (*unw_init_local2_fn)(unw_cursor_buf *, ucontext_t *, int);
+static int (*unw_step_fn)(unw_cursor_buf *);
+static int (*unw_get_reg_fn)(unw_cursor_buf *, int, uint64_t *);
+static int (*unw_get_proc_name_fn)(unw_cursor_buf *, char *, size_t, uint64_t *);
+enum { UNW_REG_IP = 16, UNW_INIT_SIGNAL_FRAME = 1 };
+
+static int index_of(int sig)
+{
+    for (int i = 0; i < NSIG_HANDLED; i++)
+        if (fatal_signals[i] == sig) return i;
+    return -1;
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    }
+    return "signal";
+}
+
+static const char *code_name(int sig, int code)
+{
+    if (code <= 0) return code == SI_TKILL ? "SI_TKILL" : code == SI_USER ? "SI_USER" : "SI_QUEUE";
+    if (sig == SIGSEGV) return code == SEGV_MAPERR ? "SEGV_MAPERR" : code == SEGV_ACCERR ? "SEGV_ACCERR" : "SEGV_OTHER";
+    if (sig == SIGBUS) return code == BUS_ADRALN ? "BUS_ADRALN" : code == BUS_ADRERR ? "BUS_ADRERR" : "BUS_OTHER";
+    if (sig == SIGFPE) return code == FPE_INTDIV ? "FPE_INTDIV" : "FPE_OTHER";
+    if (sig == SIGILL) return code == ILL_ILLOPN ? "ILL_ILLOPN" : "ILL_OTHER";
+    return "OTHER";
+}
+
+/* --- the library an address belongs to, from a snapshot of /proc/self/maps --------------- */
+
+static size_t maps_len;
+
+static void maps_snapshot(void)
+{
+    maps_len = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t n;
+    while (maps_len < MAPS_CAP - 1 && (n = read(fd, maps_buf + maps_len, MAPS_CAP - 1 - maps_len)) > 0)
+        maps_len += (size_t)n;
+    close(fd);
+    maps_buf[maps_len] = 0;
+}
+
+static uint64_t parse_hex(const char **s)
+{
+    uint64_t v = 0;
+    for (;; (*s)++) {
+        char c = **s;
+        if (c >= '0' && c <= '9') v = v * 16 + (uint64_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') v = v * 16 + (uint64_t)(c - 'a' + 10);
+        else return v;
+    }
+}
+
+/* Path (into maps_buf, not terminated: *len) and file offset of pc; 0 when unmapped. */
+static int maps_lookup(uint64_t pc, const char **path, size_t *len, uint64_t *offset)
+{
+    for (const char *l = maps_buf; l < maps_buf + maps_len && *l;) {
+        const char *end = memchr(l, '\n', (size_t)(maps_buf + maps_len - l));
+        if (!end) end = maps_buf + maps_len;
+        const char *s = l;
+        uint64_t lo = parse_hex(&s);
+        s++;
+        uint64_t hi = parse_hex(&s);
+        if (pc >= lo && pc < hi) {
+            s += 6;  /* " rwxp " */
+            uint64_t off = parse_hex(&s);
+            const char *p = s;
+            for (int field = 0; field < 2 && p < end; field++) {  /* dev, inode */
+                while (p < end && *p == ' ') p++;
+                while (p < end && *p != ' ') p++;
+            }
+            while (p < end && *p == ' ') p++;
+            *path = p;
+            *len = (size_t)(end - p);
+            *offset = pc - lo + off;
+            return 1;
+        }
+        l = end + 1;
+    }
+    return 0;
+}
+
+static int is_cuda_library(const char *path, size_t len)
+{
+    static const char *const prefixes[] = {
+        "libcuda.", "libcudart", "libcudnn", "libnccl", "libcublas", "libnvrtc", "libnvJitLink", "libcusparse",
+        "libcufft", "libcurand", "libcusolver", "libcupti", "libnvidia-", "libnvToolsExt", "libnvperf",
+    };
+    const char *base = path;
+    for (size_t i = 0; i < len; i++)
+        if (path[i] == '/') base = path + i + 1;
+    size_t blen = len - (size_t)(base - path);
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (blen >= n && !memcmp(base, prefixes[i], n)) return 1;
+    }
+    return 0;
+}
+
+/* --- the record ------------------------------------------------------------------------- */
+
+static void put_frame(struct cs_buf *b, int i, uint64_t pc, const char *sym, uint64_t sym_off)
+{
+    const char *path;
+    size_t plen;
+    uint64_t off;
+    if (i) cs_put(b, ",");
+    cs_put(b, "{\"pc\":"); cs_put_hex(b, pc);
+    if (maps_lookup(pc, &path, &plen, &off) && plen) {
+        char tmp[1024];
+        size_t n = plen < sizeof tmp - 1 ? plen : sizeof tmp - 1;
+        memcpy(tmp, path, n);
+        tmp[n] = 0;
+        cs_put(b, ",\"lib\":"); cs_put_str(b, tmp);
+        cs_put(b, ",\"offset\":"); cs_put_hex(b, off);
+        if (is_cuda_library(path, plen)) cs_put(b, ",\"cuda_lib\":true");
+        if (!strcmp(tmp, self_path)) cs_put(b, ",\"cudashim\":true");
+    }
+    if (sym && *sym) {
+        cs_put(b, ",\"symbol\":"); cs_put_str(b, sym);
+        cs_put(b, ",\"symbol_offset\":"); cs_put_u64(b, sym_off);
+    }
+    cs_put(b, "}");
+}
+
+static int put_backtrace(struct cs_buf *b, ucontext_t *uc)
+{
+    int n = 0;
+    if (unw_init_local2_fn) {
+        static unw_cursor_buf cursor;  /* one crash at a time: crash_owner serialises */
+        if (unw_init_local2_fn(&cursor, uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+            do {
+                uint64_t ip = 0, off = 0;
+                char name[512];
+                if (unw_get_reg_fn(&cursor, UNW_REG_IP, &ip) < 0 || !ip) break;
+                name[0] = 0;
+                if (unw_get_proc_name_fn(&cursor, name, sizeof name, &off) < 0) name[0] = 0;
+                put_frame(b, n, ip, name, off);
+            } while (++n < MAX_FRAMES && unw_step_fn(&cursor) > 0);
+            return n;
+        }
+    }
+    /* Fallback: glibc's unwinder (warmed up at install, so it does not load libgcc_s here).
+     * It starts inside this handler, so begin at the interrupted pc. */
+    void *pcs[MAX_FRAMES];
+    int got = backtrace(pcs, MAX_FRAMES);
+#if defined(__x86_64__)
+    uint64_t fault_pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    uint64_t fault_pc = (uint64_t)uc->uc_mcontext.pc;
+#else
+    uint64_t fault_pc = 0;
+#endif
+    int start = 0;
+    for (int i = 0; i < got; i++)
+        if ((uint64_t)pcs[i] == fault_pc) { start = i; break; }
+    if (!start && fault_pc) put_frame(b, n++, fault_pc, NULL, 0);
+    for (int i = start; i < got && n < MAX_FRAMES; i++) put_frame(b, n++, (uint64_t)pcs[i], NULL, 0);
+    return n;
+}
+
+static void put_recent(struct cs_buf *b, struct cs_thread *t, int max)
+{
+    struct cs_ring *r = t->ring;
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t n = h < (uint64_t)max ? h : (uint64_t)max;
+    if (n > r->mask + 1) n = r->mask + 1;
+    cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
+    if (t->depth) { cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(t->current)); }
+    cs_put(b, ",\"calls\":[");
+    for (uint64_t i = h - n; i < h; i++) {
+        const struct cs_event *ev = &r->ev[i & r->mask];
+        struct cs_api *api = cs_api_of(ev->api);
+        if (i != h - n) cs_put(b, ",");
+        cs_put(b, "{\"api\":"); cs_put_str(b, cs_api_name(ev->api));
+        cs_put(b, ",\"result\":"); cs_put_i64(b, ev->result);
+        const char *rn = api && api->result_name ? api->result_name(ev->result) : NULL;
+        if (ev->result && rn) { cs_put(b, ",\"result_name\":"); cs_put_str(b, rn); }
+        cs_put(b, ",\"ts_ns\":"); cs_put_u64(b, cs_ticks_to_ns(ev->ts));
+        cs_put(b, "}");
+    }
+    cs_put(b, "]}");
+}
+
+static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
+{
+    struct cs_buf b = { line_buf, 0, LINE_CAP - 2 };
+    struct cs_thread *self = cs_tls;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    maps_snapshot();
+    cs_put(&b, "{\"type\":\"crash\",\"signal\":"); cs_put_u64(&b, (uint64_t)sig);
+    cs_put(&b, ",\"signal_name\":"); cs_put_str(&b, signal_name(sig));
+    cs_put(&b, ",\"code\":"); cs_put_i64(&b, info ? info->si_code : 0);
+    cs_put(&b, ",\"code_name\":"); cs_put_str(&b, code_name(sig, info ? info->si_code : 0));
+    if (info && info->si_code > 0 && sig != SIGABRT) { cs_put(&b, ",\"addr\":"); cs_put_hex(&b, (uint64_t)info->si_addr); }
+    cs_put(&b, ",\"tid\":"); cs_put_u64(&b, (uint64_t)syscall(SYS_gettid));
+    cs_put(&b, ",\"mono_ns\":"); cs_put_u64(&b, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+    if (self && self->depth) { cs_put(&b, ",\"inside_call\":"); cs_put_str(&b, cs_api_name(self->current)); }
+    cs_put(&b, ",\"unwinder\":"); cs_put_str(&b, unw_init_local2_fn ? "libunwind" : "glibc-backtrace");
+    cs_put(&b, ",\"frames\":[");
+    put_backtrace(&b, uc);
+    cs_put(&b, "],\"this_thread\":");
+    if (self) put_recent(&b, self, RECENT_SELF); else cs_put(&b, "null");
+    cs_put(&b, ",\"other_threads\":[");
+    int shown = 0;
+    for (struct cs_thread *t = cs_thread_list(); t && shown < MAX_OTHER_THREADS; t = t->next) {
+        if (t == self || atomic_load(&t->dead) || !atomic_load(&t->ring->head)) continue;
+        if (shown++) cs_put(&b, ",");
+        put_recent(&b, t, RECENT_OTHER);
+    }
+    cs_put(&b, "]}\n");
+    if (b.len >= LINE_CAP - 2) {  /* never leave a cut line */
+        b.len = 0;
+        cs_put(&b, "{\"type\":\"crash\",\"truncated\":true,\"signal\":"); cs_put_u64(&b, (uint64_t)sig);
+        cs_put(&b, ",\"signal_name\":"); cs_put_str(&b, signal_name(sig)); cs_put(&b, "}\n");
+    }
+    cs_write_line(line_buf, b.len);
+
+    char msg[4400];
+    struct cs_buf m = { msg, 0, sizeof msg - 1 };
+    cs_put(&m, "cudashim: ");
+    cs_put(&m, signal_name(sig));
+    if (self && self->depth) { cs_put(&m, " inside "); cs_put(&m, cs_api_name(self->current)); }
+    cs_put(&m, "; crash record with backtrace and last calls in "); cs_put(&m, cs_trace_path()); cs_put(&m, "\n");
+    (void)!write(2, msg, m.len);
+}
+
+/* --- chaining: die as the program would have died without us -------------------------- */
+
+static void chain(int sig, siginfo_t *info, void *uc)
+{
+    int i = index_of(sig);
+    struct sigaction *old = &previous[i];
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction) { old->sa_sigaction(sig, info, uc); return; }
+    } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+        return;
+    }
+    /* Default or ignore: put the old disposition back. A fault re-executes on return and the
+     * kernel applies it (same signal, core dump); a signal that was sent must be sent again. */
+    sigaction(sig, old, NULL);
+    if (!info || info->si_code <= 0) syscall(SYS_tgkill, getpid(), (int)syscall(SYS_gettid), sig);
+}
+
+static void handler(int sig, siginfo_t *info, void *uc)
+{
+    int saved_errno = errno;
+    int i = index_of(sig);
+    if (in_handler) {
+        /* A fault inside this handler (or inside a handler we chained to): stop here and let
+         * the previous disposition take the re-executed fault. Never loop, never hang. */
+        sigaction(sig, &previous[i], NULL);
+        if (!info || info->si_code <= 0) syscall(SYS_tgkill, getpid(), (int)syscall(SYS_gettid), sig);
+        errno = saved_errno;
+        return;
+    }
+    in_handler = 1;
+    int tid = (int)syscall(SYS_gettid), zero = 0;
+    if (atomic_compare_exchange_strong(&crash_owner, &zero, tid)) {
+        if (atomic_fetch_add(&records_written, 1) == 0) {
+            if (cs_cfg.crash_selftest) { int *volatile bad = (int *)8; *bad = 1; }
+            write_record(sig, info, uc);
+        }
+        atomic_store(&crash_owner, 0);
+    } else {
+        /* Another thread is writing its record; give it a moment, then carry on. */
+        for (int k = 0; k < 200 && atomic_load(&crash_owner); k++) {
+            struct timespec ts = { 0, 10000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    chain(sig, info, uc);
+    in_handler = 0;
+    errno = saved_errno;
+}
+
+static __thread void *own_altstack __attribute__((tls_model("initial-exec")));
+
+/* Each thread that uses CUDA gets an alternate stack, so a stack overflow still gets a record.
+ * A thread that already has one (Python's faulthandler sets one) keeps it. */
+void cs_crash_thread_init(void)
+{
+    if (!installed) return;
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;
+    void *p = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return;
+    stack_t st = { .ss_sp = p, .ss_size = ALT_STACK_SIZE, .ss_flags = 0 };
+    if (sigaltstack(&st, NULL)) munmap(p, ALT_STACK_SIZE);
+    else own_altstack = p;
+}
+
+void cs_crash_thread_exit(void)
+{
+    if (!own_altstack) return;
+    stack_t off = { .ss_flags = SS_DISABLE };
+    if (sigaltstack(&off, NULL) == 0) munmap(own_altstack, ALT_STACK_SIZE);
+    own_altstack = NULL;
+}
+
+static void load_unwinder(void)
+{
+    if (cs_cfg.unwinder && !strcmp(cs_cfg.unwinder, "backtrace")) return;
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    cs_dlsym_fn sym = cs_real_dlsym();
+    unw_step_fn = (int (*)(unw_cursor_buf *))sym(h, "_ULx86_64_step");
+    unw_get_reg_fn = (int (*)(unw_cursor_buf *, int, uint64_t *))sym(h, "_ULx86_64_get_reg");
+    unw_get_proc_name_fn = (int (*)(unw_cursor_buf *, char *, size_t, uint64_t *))sym(h, "_ULx86_64_get_proc_name");
+    void *init = sym(h, "_ULx86_64_init_local2");
+    if (unw_step_fn && unw_get_reg_fn && unw_get_proc_name_fn && init)
+        unw_init_local2_fn = (int (*)(unw_cursor_buf *, ucontext_t *, int))init;
+}
+
+void cs_crash_install(void)
+{
+    if (!cs_cfg.crash_handler || installed) return;
+    maps_buf = mmap(NULL, MAPS_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    line_buf = mmap(NULL, LINE_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (maps_buf == MAP_FAILED || line_buf == MAP_FAILED) return;
+    Dl_info di;
+    if (dladdr((void *)cs_crash_install, &di) && di.dli_fname) {
+        char *rp = realpath(di.dli_fname, NULL);
+        snprintf(self_path, sizeof self_path, "%s", rp ? rp : di.dli_fname);
+        free(rp);
+    }
+#if defined(__x86_64__)
+    load_unwinder();
+#endif
+    void *warm[2];
+    backtrace(warm, 2);  /* loads libgcc_s now, not inside the handler */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < NSIG_HANDLED; i++) sigaction(fatal_signals[i], &sa, &previous[i]);
+    installed = 1;
+    cs_crash_thread_init();
+}
+
+/* At exit: say which handlers the program replaced (its right), so a missing crash record
+ * in a later crash is explained. Also say if a crash record was written and we still got here. */
+void cs_crash_exit_note(void)
+{
+    if (!installed) return;
+    char line[512];
+    struct cs_buf b = { line, 0, sizeof line - 2 };
+    int any = 0;
+    cs_put(&b, "{\"type\":\"signal_handlers\",\"replaced\":[");
+    for (int i = 0; i < NSIG_HANDLED; i++) {
+        struct sigaction cur;
+        if (sigaction(fatal_signals[i], NULL, &cur) == 0 && cur.sa_sigaction != handler) {
+            if (any++) cs_put(&b, ",");
+            cs_put_str(&b, signal_name(fatal_signals[i]));
+        }
+    }
+    cs_put(&b, "],\"survived_crash_records\":"); cs_put_u64(&b, (uint64_t)atomic_load(&records_written));
+    cs_put(&b, "}\n");
+    if (any || atomic_load(&records_written)) cs_write_line(line, b.len);
+}

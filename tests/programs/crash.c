@@ -1,0 +1,76 @@
+/* Crashes on request after a few driver calls, for the crash-capture tests.
+ *   crash sync      the (fake) driver faults inside cuCtxSynchronize  (FAKE_CUDA_CRASH=cuCtxSynchronize)
+ *   crash launch    the driver faults inside cuLaunchKernel            (FAKE_CUDA_CRASH=cuLaunchKernel)
+ *   crash callback  our host function faults on a driver-owned thread (cuLaunchHostFunc)
+ *   crash own       the program faults in its own code: crash_in_program_code
+ *   crash abort     the program calls abort()
+ *   crash fpe       integer division by zero in divide_by
+ *   crash handler   the program's own SIGSEGV handler (installed first) prints and exits 42
+ *   crash handler-faults  the program's own handler faults again
+ * Expected: the same exit status with and without the shim; with it, a crash record whose
+ * backtrace names the function above. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int CUresult;
+CUresult cuInit(unsigned);
+CUresult cuDriverGetVersion(int *);
+CUresult cuDeviceGet(int *, int);
+CUresult cuCtxSynchronize(void);
+CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+                        void **, void **);
+CUresult cuLaunchHostFunc(void *, void (*)(void *), void *);
+
+static int *volatile nowhere;
+
+__attribute__((noinline)) void crash_in_program_code(int depth)
+{
+    if (depth > 0) { crash_in_program_code(depth - 1); return; }
+    *nowhere = 1;
+}
+
+__attribute__((noinline)) void bad_host_callback(void *data)
+{
+    (void)data;
+    *nowhere = 2;
+}
+
+__attribute__((noinline)) int divide_by(volatile int d) { return 1000 / d; }
+
+static void own_handler(int sig)
+{
+    static const char msg[] = "own handler ran\n";
+    (void)sig;
+    (void)!write(1, msg, sizeof msg - 1);
+    _exit(42);
+}
+
+static void faulting_handler(int sig)
+{
+    (void)sig;
+    *nowhere = 3;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "own";
+    int v = 0, dev = 0;
+    if (!strcmp(mode, "handler")) signal(SIGSEGV, own_handler);
+    if (!strcmp(mode, "handler-faults")) signal(SIGSEGV, faulting_handler);
+    cuInit(0);
+    cuDriverGetVersion(&v);
+    cuDeviceGet(&dev, 0);
+    printf("before crash\n");
+    fflush(stdout);
+    if (!strcmp(mode, "sync")) cuCtxSynchronize();
+    else if (!strcmp(mode, "launch")) cuLaunchKernel((void *)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+    else if (!strcmp(mode, "callback")) cuLaunchHostFunc(NULL, bad_host_callback, NULL);
+    else if (!strcmp(mode, "abort")) abort();
+    else if (!strcmp(mode, "fpe")) printf("%d\n", divide_by(0));
+    else crash_in_program_code(3);
+    printf("not reached\n");
+    return 0;
+}
