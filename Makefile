@@ -5,6 +5,8 @@ CUDA    ?= /usr/local/cuda
 BUILD   ?= build
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wno-unused-parameter
+# Messages are cut to their buffers on purpose; gcc's guess that they might be is noise.
+WARN    += $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
 CFLAGS  ?=
 SAN     ?=
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN) $(CFLAGS)
@@ -68,6 +70,8 @@ demo: all
 # Regenerate the C from the tables (python3 only), or the tables from the toolkit headers.
 regen:
 	python3 wrappers/gen_c.py
+	python3 tools/gen_reference.py
+	python3 tools/update_config_doc.py
 regen-tables:
 	python3 wrappers/gen_table.py cuda wrappers/cuda.tbl
 	python3 wrappers/gen_c.py

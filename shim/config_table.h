@@ -12,3 +12,5 @@ CS_VAR(CLOCK,              ENUM,    "auto",                  "Timestamp source: 
 CS_VAR(CRASH_HANDLER,      BOOL,    "1",                     "0: install no handlers for fatal signals, so a crash leaves no crash record.")
 CS_VAR(UNWINDER,           ENUM,    "auto",                  "Crash backtraces: auto (libunwind.so.8 when it can be loaded, else glibc backtrace) or backtrace.")
 CS_VAR(CRASH_SELFTEST,     BOOL,    "0",                     "Test only: fault inside the crash handler, to prove that a second fault ends the process instead of hanging it.")
+CS_VAR(EXPECT_GPU,         BOOL,    "0",                     "1: the program is meant to use the GPU: at exit, report when no CUDA library was ever loaded (a CPU-only build). `cudashim run` sets it.")
+CS_VAR(DRIVER_VERSION_FILE, STRING, "/proc/driver/nvidia/version", "Where the kernel module's version is read (tests point it at a file).")

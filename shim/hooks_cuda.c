@@ -3,13 +3,22 @@
 #include <string.h>
 
 #include "internal.h"
+#include "inventory.h"
 
 void cs_hook_cuDriverGetVersion(struct cs_thread *t, struct cs_event *ev, void *version)
 {
     if (ev->result == 0 && version) {
         int v = *(int *)version;
         cs_extra(t, "\"driver_version\":%d,\"driver_cuda\":\"%d.%d\"", v, v / 1000, (v % 1000) / 10);
+        cs_diagnose_driver_version(v);
     }
+}
+
+/* cuInit's result decides 803/804 findings; its success is what makes a later fork unsafe. */
+void cs_hook_cuInit(struct cs_thread *t, struct cs_event *ev, uint32_t flags)
+{
+    (void)t, (void)flags;
+    cs_diagnose_init_result(ev->result);
 }
 
 void cs_hook_cuDeviceGetCount(struct cs_thread *t, struct cs_event *ev, void *count)

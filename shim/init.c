@@ -6,7 +6,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "internal.h"
+#include "inventory.h"
 
 enum { UNINIT, IN_PROGRESS, READY, DISABLED };
 static int _Atomic state = UNINIT;
@@ -18,6 +21,7 @@ static void after_fork_child(void)
 {
     if (atomic_load(&state) != READY) return;
     cs_pid = getpid();
+    if (cs_cuda_initialised) cs_forked_after_init = 1;
     cs_writer_after_fork();
     cs_thread_after_fork(cs_tls);
 }
@@ -48,15 +52,27 @@ int cs_init(void)
     atomic_store(&state, READY);
     cs_writer_start();
     cs_crash_install();
+    cs_inventory_refresh(0);
     initialising = 0;
     return 1;
 }
 
+/* CUDASHIM_EXPECT_GPU=1 (set by `cudashim run`): a program that never touched CUDA is itself
+ * the finding, so wake up at exit to say so. Otherwise a CPU program never sees the shim. */
+static int expect_gpu(void)
+{
+    const char *v = getenv("CUDASHIM_EXPECT_GPU");
+    return v && (*v == '1' || *v == 'y' || *v == 'Y' || *v == 't' || *v == 'T');
+}
+
 __attribute__((destructor)) static void cs_fini(void)
 {
+    if (atomic_load(&state) == UNINIT && expect_gpu()) cs_init();
     if (atomic_load(&state) != READY || cs_pid != getpid()) return;
     struct cs_thread *t = cs_tls;
     if (t) t->depth = 1;  /* calls made by other destructors from here on pass through */
     cs_crash_exit_note();
+    cs_diagnose_exit();
     cs_writer_finish();
+    cs_findings_stderr();
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "inventory.h"
 #include "../wrappers/gen/cuda_api.h"
 
 enum { STATUS_SUCCESS = 0, STATUS_SYMBOL_NOT_FOUND = 1, STATUS_VERSION_NOT_SUFFICIENT = 2 };
@@ -29,6 +30,21 @@ static const char *caller_name(void *ra)
         return slash ? slash + 1 : info.dli_fname;
     }
     return "?";
+}
+
+/* Callers already attributed: most lookups come from a handful of return addresses' libraries,
+ * and the per-lookup dladdr is not free, so remember the (caller object) we have seen. */
+static int cs_seen_caller(void *ra)
+{
+    static void *_Atomic seen[64];
+    static int _Atomic n;
+    Dl_info info;
+    if (!ra || !dladdr(ra, &info)) return 1;
+    int k = atomic_load(&n);
+    for (int i = 0; i < k; i++)
+        if (atomic_load(&seen[i]) == info.dli_fbase) return 1;
+    if (k < 64) atomic_store(&seen[atomic_fetch_add(&n, 1) % 64], info.dli_fbase);
+    return 0;
 }
 
 static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_t ver, uint64_t flags,
@@ -71,6 +87,8 @@ static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_
         t->force_write = 1;  /* with its details; in ALL mode successful lookups too */
     }
     cs_finish(t, api, ev, 0);
+    if (sym && *sym && (failed || !cs_seen_caller(ra)))
+        cs_diagnose_procaddr(ra, sym, (int)ver, st, (int)r);
     errno = saved_errno;
     return r;
 }

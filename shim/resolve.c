@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "inventory.h"
 
 static struct cs_api *const apis[] = {
 #define CS_API_PTR(a) &cs_api_##a,
@@ -50,7 +51,12 @@ static void *substitute(struct cs_api *api, int idx, void *p, void *handle, cons
         void *next = lookup_next(name, version);
         return next && cs_api_bind(api) && next == atomic_load(&api->real[i]) ? api->via[CS_VIA_DLSYM][i] : next;
     }
-    if (!p || !cs_api_bind(api))
+    if (!p) {
+        /* A CUDA library's handle without the function: the caller expects a newer copy. */
+        if (handle != RTLD_DEFAULT && cs_init()) cs_diagnose_dlsym_miss(handle, name);
+        return p;
+    }
+    if (!cs_api_bind(api))
         return p;
     return p == atomic_load(&api->real[i]) ? api->via[CS_VIA_DLSYM][i] : p;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inventory.h"
 
 extern uint64_t _Atomic cs_suppressed;
 
@@ -49,6 +50,9 @@ void cs_summary_write(void)
     cs_put(&b, ",\"dropped\":"); cs_put_u64(&b, dropped);
     cs_put(&b, ",\"suppressed\":"); cs_put_u64(&b, atomic_load(&cs_suppressed));
     cs_put(&b, ",\"threads\":"); cs_put_u64(&b, (uint64_t)threads);
+    cs_put(&b, ",\"findings\":{\"error\":"); cs_put_u64(&b, (uint64_t)(cs_findings_count(CS_ERROR)));
+    cs_put(&b, ",\"warning\":"); cs_put_u64(&b, (uint64_t)(cs_findings_count(CS_WARNING) - cs_findings_count(CS_ERROR)));
+    cs_put(&b, "}");
     cs_put(&b, "}\n");
     if (b.len >= sizeof line - 2) {  /* never leave a cut line: fall back to the totals */
         b.len = 0;

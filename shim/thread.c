@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inventory.h"
 
 __thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec")));
 static struct cs_thread *_Atomic threads;
@@ -59,10 +60,17 @@ static struct cs_thread *thread_create(void);
 
 /* The first call on a thread sets things up (and may wake the shim): none of that may leak
  * into the errno the program sees after its call. */
-struct cs_thread *cs_thread_slow(void)
+struct cs_thread *cs_thread_slow(int idx)
 {
     int saved_errno = errno;
     struct cs_thread *t = thread_create();
+    if (t && cs_forked_after_init == 1) {
+        /* The first call in a child forked after the parent's cuInit (see after_fork in init.c). */
+        cs_forked_after_init = 2;
+        t->depth = 1;
+        cs_diagnose_forked_child_call(cs_api_name(idx));
+        t->depth = 0;
+    }
     errno = saved_errno;
     return t;
 }
@@ -109,11 +117,8 @@ void cs_thread_after_fork(struct cs_thread *self)
         memset(t->calls, 0, 2 * CS_API_TOTAL * sizeof(uint64_t));
         t->dropped = 0;
         atomic_store(&t->ring->tail, atomic_load(&t->ring->head));
-        if (t != self)
-            atomic_store(&t->dead, 1);
+        atomic_store(&t->dead, 1);
     }
-    if (self) {
-        self->tid = (int)syscall(SYS_gettid);
-        self->lossless = cs_cfg.trace_all;
-    }
+    (void)self;
+    cs_tls = NULL;  /* the child's first call takes the slow path (and the fork check) */
 }

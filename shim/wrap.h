@@ -88,7 +88,7 @@ extern __thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec"
 extern int cs_clock_is_tsc;
 extern int cs_disabled;
 
-struct cs_thread *cs_thread_slow(void);
+struct cs_thread *cs_thread_slow(int idx);
 uint32_t cs_missing(struct cs_api *api, int idx, int via);
 void *cs_real_resolve(struct cs_api *api, int idx);
 void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
@@ -99,7 +99,7 @@ uint64_t cs_ticks_slow(void);
 static inline struct cs_thread *cs_enter(int idx)
 {
     struct cs_thread *t = cs_tls;
-    if (cs_unlikely(!t) && !(t = cs_thread_slow()))
+    if (cs_unlikely(!t) && !(t = cs_thread_slow(idx)))
         return NULL;
     if (cs_unlikely(t->depth))
         return NULL;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inventory.h"
 
 static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
 static int trace_fd = -1;
@@ -221,6 +222,7 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
     size_t n = cs_format_event(line, sizeof line, api, ev, t->tid, t->extra, t->extra_len);
     cs_write_line(line, n);
     ev->flags |= CS_EV_WRITTEN;
+    cs_inventory_refresh(0);  /* libraries loaded since the last written event (cheap when none) */
 }
 
 uint32_t cs_missing(struct cs_api *api, int idx, int via)

@@ -4609,6 +4609,7 @@ CS_EXPORT uint32_t cuImportExternalSemaphore(void * extSem_out, void * semHandle
 static uint32_t cs_d_cuImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cuImportExternalSemaphore(CS_VIA_DLSYM, extSem_out, semHandleDesc); }
 static uint32_t cs_g_cuImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cuImportExternalSemaphore(CS_VIA_PROCADDR, extSem_out, semHandleDesc); }
 
+void cs_hook_cuInit(struct cs_thread *t, struct cs_event *ev, uint32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuInit(uint8_t via, uint32_t Flags)
 {
     typedef uint32_t (*fn_t)(uint32_t);
@@ -4620,6 +4621,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuInit(uint8_t via, u
     uint32_t r = real(Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuInit, via, (uint32_t)r, t0);
+    cs_hook_cuInit(t, ev, Flags);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;

@@ -1,0 +1,565 @@
+/* The rules that turn evidence into findings. Each rule runs where its evidence appears (a
+ * hook, a library scan, a failed lookup, exit) and says "found X, which needs Y; do Z".
+ * docs/diagnoses.md has a section per id; a healthy stack produces no warning or error. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inventory.h"
+#include "internal.h"
+#include "reference_data.h"
+
+int cs_cuda_initialised, cs_forked_after_init;
+static int driver_version;  /* cuDriverGetVersion, 0 while unknown */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Runtimes seen through cuGetProcAddress: a static cudart copy inside any library shows up
+ * here with the CUDA version it was built for. */
+#define MAX_RUNTIMES 64
+static struct runtime { char caller[PATH_MAX]; int cuda; } runtimes[MAX_RUNTIMES];
+static int nruntimes;
+
+int cs_driver_version_seen(void) { return driver_version; }
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static void cuda_text(char *out, size_t cap, int code)
+{
+    snprintf(out, cap, "%d.%d", code / 1000, (code % 1000) / 10);
+}
+
+static void put_kv(struct cs_buf *b, const char *k, const char *v, int *first)
+{
+    if (!*first) cs_put(b, ",");
+    *first = 0;
+    cs_put_str(b, k);
+    cs_put(b, ":");
+    if (v) cs_put_str(b, v); else cs_put(b, "null");
+}
+
+static const struct cs_library *driver_lib(void) { return cs_library_find_kind("driver", 0); }
+
+static int known_driver_version(void)
+{
+    if (driver_version) return driver_version;
+    const struct cs_library *d = driver_lib();
+    return d && d->code > 0 ? (int)d->code : 0;
+}
+
+/* "CUDA 12.2 (libcuda 535.54.03)" */
+static void driver_text(char *out, size_t cap)
+{
+    char c[16];
+    const struct cs_library *d = driver_lib();
+    cuda_text(c, sizeof c, known_driver_version());
+    if (d && d->file_version[0]) snprintf(out, cap, "CUDA %s (libcuda %s)", c, d->file_version);
+    else snprintf(out, cap, "CUDA %s", c);
+}
+
+/* "Linux >= 580.65.06; no Windows driver" for the major of `cuda` (or its exact toolkit row). */
+static void min_driver_text(char *out, size_t cap, int cuda, int exact, const char **lin, const char **win)
+{
+    const struct cs_ref_driver *r = exact ? cs_ref_toolkit_for(cuda) : NULL;
+    if (!r) r = cs_ref_floor_for(cuda);
+    char c[16];
+    cuda_text(c, sizeof c, cuda);
+    *lin = r ? r->linux_min : NULL;
+    *win = r ? r->windows_min : NULL;
+    if (!r) snprintf(out, cap, "a driver for CUDA %s or later", c);
+    else snprintf(out, cap, "Linux >= %s; %s%s", r->linux_min ? r->linux_min : "?",
+                  r->windows_min ? "Windows >= " : "no Windows driver", r->windows_min ? r->windows_min : "");
+}
+
+/* --- 1. driver too old for a runtime ------------------------------------------------------- */
+
+static void too_old(const char *who_path, int needs, const char *how)
+{
+    int have = known_driver_version();
+    if (!have || needs / 1000 <= have / 1000) return;
+    char need_c[16], have_t[128], mins[160], summary[1024], fix[1024], ev[2048];
+    const char *lin, *win;
+    cuda_text(need_c, sizeof need_c, needs);
+    driver_text(have_t, sizeof have_t);
+    min_driver_text(mins, sizeof mins, needs, 0, &lin, &win);
+    snprintf(summary, sizeof summary,
+             "found %s (CUDA %s), which needs a driver for CUDA %d.x (%s); this driver is %s; upgrade the driver, "
+             "or use forward compatibility, or install a build for CUDA %d",
+             base_name(who_path), need_c, needs / 1000, mins, have_t, have / 1000);
+    snprintf(fix, sizeof fix,
+             "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). Or, on a datacenter GPU only, install the "
+             "cuda-compat package for CUDA %s and put its directory first on LD_LIBRARY_PATH. Or install the "
+             "framework's build for CUDA %d.",
+             needs / 1000, mins, need_c, have / 1000);
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char hv[16];
+    cuda_text(hv, sizeof hv, have);
+    cs_put(&b, "{");
+    put_kv(&b, "library", who_path, &first);
+    put_kv(&b, "library_cuda", need_c, &first);
+    put_kv(&b, "seen_by", how, &first);
+    put_kv(&b, "driver_cuda", hv, &first);
+    const struct cs_library *d = driver_lib();
+    put_kv(&b, "driver_version", d && d->file_version[0] ? d->file_version : NULL, &first);
+    put_kv(&b, "driver_path", d ? d->path : NULL, &first);
+    put_kv(&b, "min_driver_linux", lin, &first);
+    put_kv(&b, "min_driver_windows", win, &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    cs_finding("driver-too-old", CS_ERROR, who_path, summary, fix, ev);
+}
+
+static void check_driver_too_old(void)
+{
+    for (int i = 0; i < cs_library_count(); i++) {
+        const struct cs_library *l = cs_library_at(i);
+        if (!strcmp(l->kind, "cudart") && l->code > 0) too_old(l->path, (int)l->code, "cudaRuntimeGetVersion");
+    }
+    for (int i = 0; i < nruntimes; i++) too_old(runtimes[i].caller, runtimes[i].cuda, "cuGetProcAddress cudaVersion");
+}
+
+void cs_diagnose_driver_version(int version)
+{
+    if (version <= 0) return;
+    driver_version = version;
+    cs_inventory_refresh(1);
+    check_driver_too_old();
+}
+
+/* --- 2. errors 803 and 804 ----------------------------------------------------------------- */
+
+void cs_diagnose_init_result(int result)
+{
+    if (result == 0) { cs_cuda_initialised = 1; return; }
+    cs_inventory_refresh(1);
+    const struct cs_library *d = driver_lib();
+    const char *kmod = cs_kernel_module_version();
+    const char *ver = d && d->file_version[0] ? d->file_version : "of unknown version";
+    const char *path = d ? d->path : "(not found in the link map)";
+    char summary[1024], fix[1024], ev[2048], dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char code[16];
+    snprintf(code, sizeof code, "%d", result);
+    cs_put(&b, "{");
+    put_kv(&b, "cuInit", code, &first);
+    put_kv(&b, "libcuda_path", path, &first);
+    put_kv(&b, "libcuda_version", d && d->file_version[0] ? d->file_version : NULL, &first);
+    put_kv(&b, "libcuda_found_via", d ? d->found_via : NULL, &first);
+    put_kv(&b, "kernel_module", kmod, &first);
+    put_kv(&b, "compat", d && d->compat ? "yes" : "no", &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    int mismatch = kmod && d && d->file_version[0] && strcmp(kmod, d->file_version);
+    if (result == 803 || (result == 999 && mismatch)) {
+        snprintf(summary, sizeof summary,
+                 "found user-space driver libcuda %s at %s (%s), which needs the kernel module of the same "
+                 "version; the kernel module is %s; make them match",
+                 ver, path, d ? d->found_via : "?", kmod ? kmod : "unreadable (/proc/driver/nvidia/version)");
+        if (d && d->compat)
+            snprintf(fix, sizeof fix,
+                     "Remove %s from LD_LIBRARY_PATH (or ld.so.conf.d) so the host driver's libcuda.so.1 is used: "
+                     "forward-compatibility libraries are only for hosts whose driver is older.", dir);
+        else
+            snprintf(fix, sizeof fix,
+                     "The driver package was upgraded under a loaded kernel module: reboot (or reload the nvidia "
+                     "modules), or remove the stray libcuda from %s.", dir);
+        cs_finding("driver-kernel-mismatch", CS_ERROR, "803", summary, fix, ev);
+    } else if (result == 804) {
+        snprintf(summary, sizeof summary,
+                 "found forward-compatibility libcuda %s at %s, which needs a datacenter GPU; this GPU does not "
+                 "support forward compatibility (kernel module %s); use the host driver's libcuda",
+                 ver, path, kmod ? kmod : "unknown");
+        snprintf(fix, sizeof fix,
+                 "Remove %s from LD_LIBRARY_PATH (or ld.so.conf.d, or the image) so the host driver's libcuda.so.1 "
+                 "is used, and upgrade the host driver if the framework needs a newer CUDA.", dir);
+        cs_finding("compat-unsupported-gpu", CS_ERROR, "804", summary, fix, ev);
+    }
+}
+
+/* --- 3 and 4. one library loaded twice; a library built for another CUDA major ------------ */
+
+static void group_key(const struct cs_library *l, char *out, size_t cap)
+{
+    /* cuDNN sub-libraries are told apart by name (libcudnn_ops, libcudnn_cnn, ...). */
+    if (!strcmp(l->kind, "cudnn-sublibrary")) {
+        const char *so = strstr(l->name, ".so");
+        snprintf(out, cap, "%.*s", so ? (int)(so - l->name) : (int)strlen(l->name), l->name);
+    } else {
+        snprintf(out, cap, "%s", l->kind);
+    }
+}
+
+static void describe(const struct cs_library *l, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s%s%s (%s)", l->path, l->version[0] ? " " : "", l->version, "", l->found_via);
+}
+
+static void check_duplicates(void)
+{
+    int n = cs_library_count();
+    for (int i = 0; i < n; i++) {
+        const struct cs_library *a = cs_library_at(i);
+        if (!strcmp(a->kind, "framework") || !strcmp(a->kind, "nccl-plugin")) continue;
+        char ka[64], kb[64];
+        group_key(a, ka, sizeof ka);
+        for (int j = i + 1; j < n; j++) {
+            const struct cs_library *b = cs_library_at(j);
+            group_key(b, kb, sizeof kb);
+            if (strcmp(ka, kb) || !strcmp(a->path, b->path)) continue;
+            int same_soname = a->soname[0] && !strcmp(a->soname, b->soname);
+            char da[1600], db[1600], summary[4096], fix[2048], ev[4096], key[64];
+            describe(a, da, sizeof da);
+            describe(b, db, sizeof db);
+            snprintf(summary, sizeof summary,
+                     "found %s loaded twice: %s and %s; a process needs one copy (calls bind to whichever "
+                     "loaded first, data passes between versions); remove one",
+                     ka, da, db);
+            const struct cs_library *drop = !strncmp(b->found_via, "LD_LIBRARY_PATH", 15) ? b
+                                            : !strncmp(a->found_via, "LD_LIBRARY_PATH", 15) ? a : b;
+            const struct cs_library *keep = drop == a ? b : a;
+            if (!strncmp(drop->found_via, "LD_LIBRARY_PATH entry ", 22))
+                snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH so that only %s is loaded.",
+                         drop->found_via + 22, keep->path);
+            else
+                snprintf(fix, sizeof fix,
+                         "Make only one copy findable: uninstall one of them, or change what brought %s (%s), so "
+                         "that only %s is loaded.", drop->path, drop->found_via, keep->path);
+            struct cs_buf e = { ev, 0, sizeof ev - 1 };
+            int first = 1;
+            cs_put(&e, "{");
+            put_kv(&e, "first_path", a->path, &first);
+            put_kv(&e, "first_version", a->version[0] ? a->version : NULL, &first);
+            put_kv(&e, "first_found_via", a->found_via, &first);
+            put_kv(&e, "second_path", b->path, &first);
+            put_kv(&e, "second_version", b->version[0] ? b->version : NULL, &first);
+            put_kv(&e, "second_found_via", b->found_via, &first);
+            cs_put(&e, "}");
+            ev[e.len] = 0;
+            snprintf(key, sizeof key, "%s", ka);
+            cs_finding("library-loaded-twice", same_soname ? CS_ERROR : CS_WARNING, key, summary, fix, ev);
+        }
+    }
+}
+
+static void major_mismatch(const struct cs_library *l, int built_for, int runtime, const char *runtime_path,
+                           const char *how)
+{
+    if (!built_for || !runtime || built_for / 1000 == runtime / 1000) return;
+    char b[16], r[16], summary[2048], fix[1024], ev[2048];
+    cuda_text(b, sizeof b, built_for);
+    cuda_text(r, sizeof r, runtime);
+    snprintf(summary, sizeof summary,
+             "found %s %s at %s, which is built for CUDA %d (%s); the loaded runtime is CUDA %s (%s); install the %s "
+             "build for CUDA %d",
+             l->kind, l->version, l->path, built_for / 1000, how, r, runtime_path, l->kind, runtime / 1000);
+    snprintf(fix, sizeof fix,
+             "Install the %s build made for CUDA %d (for pip: the -cu%d package) and remove the CUDA %d copy from "
+             "the library path (%s).", l->kind, runtime / 1000, runtime / 1000, built_for / 1000, l->found_via);
+    struct cs_buf e = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    cs_put(&e, "{");
+    put_kv(&e, "library", l->path, &first);
+    put_kv(&e, "library_version", l->version[0] ? l->version : NULL, &first);
+    put_kv(&e, "built_for_cuda", b, &first);
+    put_kv(&e, "seen_by", how, &first);
+    put_kv(&e, "runtime", runtime_path, &first);
+    put_kv(&e, "runtime_cuda", r, &first);
+    cs_put(&e, "}");
+    ev[e.len] = 0;
+    cs_finding("library-cuda-major-mismatch", CS_WARNING, l->path, summary, fix, ev);
+}
+
+static void check_majors(void)
+{
+    const struct cs_library *rt = cs_library_find_kind("cudart", 0);
+    int runtime = rt && rt->code > 0 ? (int)rt->code : 0;
+    const char *rt_path = rt ? rt->path : NULL;
+    if (!runtime) return;
+    for (int i = 0; i < cs_library_count(); i++) {
+        const struct cs_library *l = cs_library_at(i);
+        if (!strcmp(l->kind, "cudnn")) major_mismatch(l, l->built_for_cuda, runtime, rt_path, "cudnnGetCudartVersion");
+        if (!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt") || !strcmp(l->kind, "nvrtc") ||
+            !strcmp(l->kind, "nvJitLink"))
+            major_mismatch(l, (int)l->code, runtime, rt_path, "its version");
+    }
+    /* A static runtime inside a library (NCCL, cuBLAS, a framework) that asks for another major. */
+    for (int i = 0; i < nruntimes; i++) {
+        const struct cs_library *l = cs_library_of_path(runtimes[i].caller);
+        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework"))
+            major_mismatch(l, runtimes[i].cuda, runtime, rt_path, "the CUDA version its runtime asks the driver for");
+    }
+}
+
+void cs_diagnose_libraries(void)
+{
+    check_duplicates();
+    check_majors();
+    check_driver_too_old();
+}
+
+/* --- 5. missing symbols ------------------------------------------------------------------- */
+
+static void note_runtime(const char *caller, int cuda)
+{
+    pthread_mutex_lock(&lock);
+    int i;
+    for (i = 0; i < nruntimes; i++)
+        if (!strcmp(runtimes[i].caller, caller)) break;
+    int fresh = i == nruntimes || runtimes[i].cuda < cuda;
+    if (i == nruntimes && nruntimes < MAX_RUNTIMES) snprintf(runtimes[nruntimes++].caller, PATH_MAX, "%s", caller);
+    if (i < nruntimes && runtimes[i].cuda < cuda) runtimes[i].cuda = cuda;
+    pthread_mutex_unlock(&lock);
+    if (!fresh) return;
+    char line[PATH_MAX + 256];
+    struct cs_buf b = { line, 0, sizeof line - 2 };
+    const struct cs_library *l = cs_library_of_path(caller);
+    cs_put(&b, "{\"type\":\"runtime\",\"caller\":"); cs_put_str(&b, caller);
+    cs_put(&b, ",\"cuda_version\":"); cs_put_i64(&b, cuda);
+    cs_put(&b, ",\"static\":"); cs_put(&b, l && !strcmp(l->kind, "cudart") ? "false" : "true");
+    cs_put(&b, "}\n");
+    cs_write_line(line, b.len);
+}
+
+void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, int result)
+{
+    Dl_info info;
+    char caller[PATH_MAX] = "?";
+    if (ra && dladdr(ra, &info) && info.dli_fname) {
+        if (!realpath(info.dli_fname, caller)) snprintf(caller, sizeof caller, "%s", info.dli_fname);
+    }
+    if (cuda > 0 && symbol && *symbol) {
+        cs_inventory_refresh(0);
+        note_runtime(caller, cuda);
+        too_old(caller, cuda, "cuGetProcAddress cudaVersion");
+        check_majors();
+    }
+    int have = known_driver_version();
+    if ((result == 0 && status == 0) || !symbol || !*symbol || !have || cuda <= have) return;
+    char need[16], have_t[128], mins[160], summary[2048], fix[1024], ev[2048];
+    const char *lin, *win;
+    cuda_text(need, sizeof need, cuda);
+    driver_text(have_t, sizeof have_t);
+    min_driver_text(mins, sizeof mins, cuda, 1, &lin, &win);
+    snprintf(summary, sizeof summary,
+             "found %s asking the driver for %s at CUDA %s, which this driver (%s) does not have; upgrade the "
+             "driver to one for CUDA %s (%s)",
+             base_name(caller), symbol, need, have_t, need, mins);
+    snprintf(fix, sizeof fix, "Upgrade the NVIDIA driver to one for CUDA %s or later (%s), or use a %s built for the "
+             "driver's CUDA.", need, mins, base_name(caller));
+    struct cs_buf e = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char hv[16], st[8];
+    cuda_text(hv, sizeof hv, have);
+    snprintf(st, sizeof st, "%d", status);
+    cs_put(&e, "{");
+    put_kv(&e, "caller", caller, &first);
+    put_kv(&e, "symbol", symbol, &first);
+    put_kv(&e, "requested_cuda", need, &first);
+    put_kv(&e, "driver_cuda", hv, &first);
+    put_kv(&e, "status", st, &first);
+    cs_put(&e, "}");
+    ev[e.len] = 0;
+    cs_finding("missing-symbol", CS_WARNING, symbol, summary, fix, ev);
+}
+
+void cs_diagnose_dlsym_miss(void *handle, const char *name)
+{
+    struct link_map *lm = NULL;
+    if (!handle || handle == RTLD_DEFAULT || handle == RTLD_NEXT || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm ||
+        !lm->l_name || !*lm->l_name)
+        return;
+    cs_inventory_refresh(0);
+    const struct cs_library *l = cs_library_of_path(lm->l_name);
+    if (!l || !strcmp(l->kind, "framework")) return;
+    char summary[2048], fix[1024], ev[2048];
+    snprintf(summary, sizeof summary,
+             "found a lookup of %s in %s%s%s that failed: this copy does not export it, so the caller expects a "
+             "newer %s; load one that has it",
+             name, l->path, l->version[0] ? " " : "", l->version, l->kind);
+    snprintf(fix, sizeof fix, "Make the loader find a newer %s (this one came from %s), or use a caller built for "
+             "this version.", l->kind, l->found_via);
+    struct cs_buf e = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    cs_put(&e, "{");
+    put_kv(&e, "symbol", name, &first);
+    put_kv(&e, "library", l->path, &first);
+    put_kv(&e, "library_version", l->version[0] ? l->version : NULL, &first);
+    put_kv(&e, "found_via", l->found_via, &first);
+    cs_put(&e, "}");
+    ev[e.len] = 0;
+    /* Programs probe libcuda for optional entry points: that is information, not a fault. */
+    cs_finding("missing-symbol", !strcmp(l->kind, "driver") ? CS_INFO : CS_WARNING, name, summary, fix, ev);
+}
+
+/* The library a symbol belongs to, from its prefix (when the message names no version node). */
+static const char *provider_of(const char *sym)
+{
+    static const struct { const char *prefix, *lib; } map[] = {
+        { "__nvJitLink", "libnvJitLink" }, { "nvJitLink", "libnvJitLink" }, { "nvrtc", "libnvrtc" },
+        { "cudnn", "libcudnn" }, { "nccl", "libnccl" }, { "cublasLt", "libcublasLt" }, { "cublas", "libcublas" },
+        { "cusparse", "libcusparse" }, { "cufft", "libcufft" }, { "curand", "libcurand" },
+        { "cusolver", "libcusolver" }, { "cupti", "libcupti" }, { "cuda", "libcudart" }, { "cu", "libcuda" },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strncmp(sym, map[i].prefix, strlen(map[i].prefix))) return map[i].lib;
+    return NULL;
+}
+
+static int is_cuda_name(const char *base)
+{
+    static const char *const p[] = { "libcuda", "libcudnn", "libnccl.", "libcublas", "libnvrtc", "libnvJitLink",
+                                     "libcusparse", "libcufft", "libcurand", "libcusolver", "libcupti", "libnvidia-" };
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+        if (!strncmp(base, p[i], strlen(p[i]))) return 1;
+    return 0;
+}
+
+void cs_diagnose_dlerror(const char *msg)
+{
+    const char *u = strstr(msg, ": undefined symbol: ");
+    char summary[3072], fix[2048], ev[3072];
+    struct cs_buf e = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    cs_put(&e, "{");
+    put_kv(&e, "loader_message", msg, &first);
+    if (u) {
+        char needer[PATH_MAX], sym[512], vernode[256] = "";
+        snprintf(needer, sizeof needer, "%.*s", (int)(u - msg), msg);
+        const char *s = u + strlen(": undefined symbol: ");
+        const char *comma = strstr(s, ", version ");
+        snprintf(sym, sizeof sym, "%.*s", comma ? (int)(comma - s) : (int)strlen(s), s);
+        if (comma) snprintf(vernode, sizeof vernode, "%s", comma + strlen(", version "));
+        if (!is_cuda_name(base_name(needer)) && !provider_of(sym)) return;
+        const char *prov = vernode[0] ? vernode : provider_of(sym);
+        if (!prov || !is_cuda_name(prov)) return;
+        cs_inventory_refresh(0);
+        /* The stale copy: the loaded library that should have provided the symbol. */
+        const struct cs_library *stale = NULL;
+        for (int i = 0; i < cs_library_count(); i++) {
+            const struct cs_library *l = cs_library_at(i);
+            if (!strncmp(l->name, prov, strlen(prov)) || (l->soname[0] && !strncmp(l->soname, prov, strlen(prov)))) {
+                stale = l;
+                break;
+            }
+        }
+        if (stale)
+            snprintf(summary, sizeof summary,
+                     "found %s needing %s from %s, but the loaded %s (%s%s%s, %s) lacks it; load the %s that "
+                     "matches %s",
+                     base_name(needer), sym, prov, stale->name, stale->path, stale->version[0] ? " " : "",
+                     stale->version, stale->found_via, prov, base_name(needer));
+        else
+            snprintf(summary, sizeof summary, "found %s needing %s from %s, which no loaded library provides; "
+                     "install the %s that matches %s", base_name(needer), sym, prov, prov, base_name(needer));
+        if (stale && !strncmp(stale->found_via, "LD_LIBRARY_PATH entry ", 22))
+            snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH: it brings the older %s, and the copy installed "
+                     "beside %s provides %s.", stale->found_via + 22, stale->name, base_name(needer), sym);
+        else
+            snprintf(fix, sizeof fix, "Install matching versions of %s and %s (for pip: upgrade both nvidia-* "
+                     "packages together).", base_name(needer), prov);
+        put_kv(&e, "needed_by", needer, &first);
+        put_kv(&e, "symbol", sym, &first);
+        put_kv(&e, "provider", prov, &first);
+        put_kv(&e, "stale_copy", stale ? stale->path : NULL, &first);
+        put_kv(&e, "stale_found_via", stale ? stale->found_via : NULL, &first);
+        cs_put(&e, "}");
+        ev[e.len] = 0;
+        cs_finding("missing-symbol", CS_ERROR, sym, summary, fix, ev);
+        return;
+    }
+    const char *c = strstr(msg, ": cannot open shared object file");
+    if (c) {
+        char lib[PATH_MAX];
+        snprintf(lib, sizeof lib, "%.*s", (int)(c - msg), msg);
+        const char *b = base_name(lib);
+        if (!is_cuda_name(b) || !strncmp(b, "libnccl-", 8)) return;  /* NCCL probes for optional plugins */
+        const char *llp = getenv("LD_LIBRARY_PATH");
+        snprintf(summary, sizeof summary,
+                 "found a load of %s that failed (not found on LD_LIBRARY_PATH=%s, RUNPATH or ld.so.cache); the "
+                 "caller needs it; install it or fix the library path", b, llp ? llp : "(unset)");
+        const struct cs_library *other = NULL;
+        for (int i = 0; i < cs_library_count() && !other; i++) {
+            const struct cs_library *l = cs_library_at(i);
+            size_t k = strcspn(b, "_.");
+            if (!strncmp(l->name, b, k) && strcmp(l->name, b)) other = l;
+        }
+        if (other)
+            snprintf(fix, sizeof fix, "%s is loaded (%s), but not %s: the caller wants another version. Install the "
+                     "version the caller was built for, or a caller built for the loaded one.", other->name,
+                     other->path, b);
+        else
+            snprintf(fix, sizeof fix, "Install the package that provides %s, or add its directory to LD_LIBRARY_PATH.", b);
+        put_kv(&e, "library", b, &first);
+        put_kv(&e, "similar_loaded", other ? other->path : NULL, &first);
+        cs_put(&e, "}");
+        ev[e.len] = 0;
+        cs_finding("library-not-found", CS_WARNING, b, summary, fix, ev);
+    }
+}
+
+/* --- 6. CUDA in a forked child ------------------------------------------------------------- */
+
+void cs_diagnose_forked_child_call(const char *api)
+{
+    char summary[1024], ev[512];
+    snprintf(summary, sizeof summary,
+             "found a CUDA call (%s) in a child forked after its parent initialised CUDA; a forked child cannot use "
+             "the parent's CUDA state; start workers with 'spawn' or 'forkserver'", api);
+    snprintf(ev, sizeof ev, "{\"api\":\"%s\",\"parent_pid\":%d}", api, (int)getppid());
+    cs_finding("cuda-in-forked-child", CS_ERROR, "fork", summary,
+               "Create worker processes with multiprocessing.set_start_method('spawn') (or 'forkserver'), or do "
+               "not touch CUDA in the parent before forking (e.g. DataLoader workers must not use CUDA).", ev);
+}
+
+/* --- 7. a framework that loads no CUDA library ---------------------------------------------- */
+
+static void check_no_cuda(void)
+{
+    if (!cs_cfg.expect_gpu || cs_library_find_kind("driver", 0) || cs_library_find_kind("cudart", 0)) return;
+    const struct cs_library *fw = cs_library_find_kind("framework", 0);
+    char summary[2048], ev[2048];
+    if (fw)
+        snprintf(summary, sizeof summary,
+                 "found %s (%s) but no CUDA library was ever loaded (no libcuda, no libcudart); the installed build "
+                 "is CPU-only; install the CUDA build", fw->name, fw->path);
+    else
+        snprintf(summary, sizeof summary,
+                 "found no CUDA library loaded at all (no libcuda, no libcudart) in a program expected to use the "
+                 "GPU; the framework is a CPU-only build or never reached CUDA; install the CUDA build");
+    struct cs_buf e = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    cs_put(&e, "{");
+    put_kv(&e, "framework", fw ? fw->path : NULL, &first);
+    cs_put(&e, "}");
+    ev[e.len] = 0;
+    cs_finding("no-cuda-loaded", CS_ERROR, "no-cuda", summary,
+               "Install the framework's CUDA build (for PyTorch: pip install torch --index-url "
+               "https://download.pytorch.org/whl/cu130, or the cuXXX your driver supports) and check that "
+               "`python -c 'import torch; print(torch.version.cuda)'` prints a version.", ev);
+}
+
+void cs_diagnose_exit(void)
+{
+    cs_inventory_refresh(1);
+    cs_kernel_module_version();
+    check_duplicates();
+    check_majors();
+    check_driver_too_old();
+    check_no_cuda();
+}

@@ -1,0 +1,78 @@
+/* Findings: "found X, which needs Y; do Z", with a stable id, a severity, evidence and a fix.
+ * Written to the trace as soon as known; repeated on stderr at exit. docs/diagnoses.md has a
+ * section per id. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inventory.h"
+#include "internal.h"
+
+#define MAX_FINDINGS 64
+static struct kept { char id[48], key[256], summary[1024], fix[1024]; enum cs_severity sev; } kept[MAX_FINDINGS];
+static int nkept;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *const sev_names[] = { "info", "warning", "error" };
+
+void cs_finding(const char *id, enum cs_severity sev, const char *key, const char *summary, const char *fix,
+                const char *evidence_json)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nkept; i++)
+        if (!strcmp(kept[i].id, id) && !strcmp(kept[i].key, key ? key : "")) {
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+    if (nkept < MAX_FINDINGS) {
+        struct kept *k = &kept[nkept++];
+        snprintf(k->id, sizeof k->id, "%s", id);
+        snprintf(k->key, sizeof k->key, "%s", key ? key : "");
+        snprintf(k->summary, sizeof k->summary, "%s", summary);
+        snprintf(k->fix, sizeof k->fix, "%s", fix);
+        k->sev = sev;
+    }
+    pthread_mutex_unlock(&lock);
+    char line[8192];
+    struct cs_buf b = { line, 0, sizeof line - 2 };
+    cs_put(&b, "{\"type\":\"finding\",\"id\":"); cs_put_str(&b, id);
+    cs_put(&b, ",\"severity\":"); cs_put_str(&b, sev_names[sev]);
+    cs_put(&b, ",\"summary\":"); cs_put_str(&b, summary);
+    cs_put(&b, ",\"fix\":"); cs_put_str(&b, fix);
+    cs_put(&b, ",\"evidence\":"); cs_put(&b, evidence_json && *evidence_json ? evidence_json : "{}");
+    cs_put(&b, "}\n");
+    if (b.len >= sizeof line - 2) {  /* evidence too large: keep the line valid, drop the evidence */
+        b.len = 0;
+        cs_put(&b, "{\"type\":\"finding\",\"id\":"); cs_put_str(&b, id);
+        cs_put(&b, ",\"severity\":"); cs_put_str(&b, sev_names[sev]);
+        cs_put(&b, ",\"summary\":"); cs_put_str(&b, summary);
+        cs_put(&b, ",\"fix\":"); cs_put_str(&b, fix);
+        cs_put(&b, ",\"evidence\":{\"truncated\":true}}\n");
+    }
+    cs_write_line(line, b.len);
+}
+
+int cs_findings_count(enum cs_severity min)
+{
+    int n = 0;
+    for (int i = 0; i < nkept; i++) n += kept[i].sev >= min;
+    return n;
+}
+
+/* The plain-language diagnosis, errors first, at exit. */
+void cs_findings_stderr(void)
+{
+    char msg[16384];
+    struct cs_buf m = { msg, 0, sizeof msg - 1 };
+    for (int s = CS_ERROR; s >= CS_WARNING; s--)
+        for (int i = 0; i < nkept; i++) {
+            if (kept[i].sev != (enum cs_severity)s) continue;
+            cs_put(&m, "cudashim: "); cs_put(&m, sev_names[s]); cs_put(&m, " ["); cs_put(&m, kept[i].id);
+            cs_put(&m, "] "); cs_put(&m, kept[i].summary); cs_put(&m, "\n  fix: "); cs_put(&m, kept[i].fix);
+            cs_put(&m, "\n");
+        }
+    if (m.len) {
+        cs_put(&m, "  (details: docs/diagnoses.md; trace: "); cs_put(&m, cs_trace_path()); cs_put(&m, ")\n");
+        (void)!write(2, msg, m.len);
+    }
+}

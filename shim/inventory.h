@@ -1,0 +1,46 @@
+/* The inventory of loaded CUDA-stack libraries (inventory.c), the findings writer (findings.c)
+ * and the rules that produce findings (diagnose.c). */
+#ifndef CS_INVENTORY_H
+#define CS_INVENTORY_H
+
+#define CS_MAX_LIBRARIES 128
+
+struct cs_library {
+    char path[1024];       /* real path */
+    char name_path[1024];  /* the name the loader recorded */
+    char name[256], kind[32], soname[256], build_id[48];
+    char version[32], version_api[40], file_version[32];
+    char found_via[1200];
+    long code;             /* the version as the library's API reports it */
+    int built_for_cuda;    /* cuDNN: cudnnGetCudartVersion() */
+    int compat, family, asked, written;
+};
+
+void cs_inventory_refresh(int ask_versions);
+int cs_library_count(void);
+struct cs_library *cs_library_at(int i);
+const struct cs_library *cs_library_find_kind(const char *kind, int nth);
+const struct cs_library *cs_library_of_path(const char *path);
+const char *cs_kernel_module_version(void);
+
+/* findings.c: one "finding" line per (id, key), kept for the exit summary. */
+enum cs_severity { CS_INFO, CS_WARNING, CS_ERROR };
+void cs_finding(const char *id, enum cs_severity sev, const char *key, const char *summary, const char *fix,
+                const char *evidence_json);
+void cs_findings_stderr(void);
+int cs_findings_count(enum cs_severity min);
+
+/* diagnose.c: the rules. Each is called where its evidence appears. */
+void cs_diagnose_libraries(void);
+void cs_diagnose_driver_version(int version);
+void cs_diagnose_init_result(int result);
+void cs_diagnose_procaddr(void *return_address, const char *symbol, int cuda_version, int status, int result);
+void cs_diagnose_dlsym_miss(void *handle, const char *name);
+void cs_diagnose_dlerror(const char *message);
+void cs_diagnose_forked_child_call(const char *api);
+void cs_diagnose_exit(void);
+int cs_driver_version_seen(void);  /* from the program's cuDriverGetVersion, 0 if none yet */
+extern int cs_cuda_initialised;    /* cuInit succeeded in this process */
+extern int cs_forked_after_init;   /* this process is a child forked after the parent's cuInit */
+
+#endif

@@ -1,0 +1,25 @@
+/* The reference tables (data/cuda-reference.txt), as C. Versions are CUDA codes: 12040 is 12.4. */
+#ifndef CS_REFERENCE_DATA_H
+#define CS_REFERENCE_DATA_H
+
+#include <stddef.h>
+
+struct cs_ref_driver { int cuda; const char *linux_min, *windows_min; };  /* NULL: none / not known */
+struct cs_ref_ptx { int isa; int cuda; };                                   /* isa 84 is PTX 8.4 */
+struct cs_ref_arch { int cc; const char *name, *examples; int first_cuda; int last_major; };  /* cc 90 is 9.0 */
+struct cs_ref_build { const char *version, *cuda_majors; };
+
+extern const struct cs_ref_driver cs_ref_floor[], cs_ref_toolkit[];
+extern const struct cs_ref_ptx cs_ref_ptx[];
+extern const struct cs_ref_arch cs_ref_arch[];
+extern const struct cs_ref_build cs_ref_cudnn[], cs_ref_nccl[];
+extern const int cs_ref_floor_count, cs_ref_toolkit_count, cs_ref_ptx_count, cs_ref_arch_count, cs_ref_cudnn_count,
+    cs_ref_nccl_count;
+
+/* Lookups (reference.c) */
+const struct cs_ref_driver *cs_ref_floor_for(int cuda);     /* the major's floor, or NULL */
+const struct cs_ref_driver *cs_ref_toolkit_for(int cuda);   /* exact toolkit row, or NULL */
+int cs_ref_ptx_to_cuda(int isa);                            /* 0 when unknown */
+const struct cs_ref_arch *cs_ref_arch_for(int cc);
+
+#endif
