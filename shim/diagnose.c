@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <limits.h>
@@ -430,6 +431,30 @@ static int is_cuda_name(const char *base)
     return 0;
 }
 
+/* A failed load unloads everything it brought in, so the stale copy is gone from the link map:
+ * look where the loader looked first, the LD_LIBRARY_PATH entries. */
+static int find_on_library_path(const char *prefix, char *path, size_t cap, char *entry, size_t ecap)
+{
+    const char *llp = getenv("LD_LIBRARY_PATH");
+    for (const char *s = llp; s && *s;) {
+        const char *end = strchrnul(s, ':');
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", (int)(end - s), s);
+        DIR *d = dir[0] ? opendir(dir) : NULL;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+            if (!strncmp(de->d_name, prefix, strlen(prefix))) {
+                snprintf(path, cap, "%s/%s", dir, de->d_name);
+                snprintf(entry, ecap, "%s", dir);
+                closedir(d);
+                return 1;
+            }
+        if (d) closedir(d);
+        s = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
 void cs_diagnose_dlerror(const char *msg)
 {
     const char *u = strstr(msg, ": undefined symbol: ");
@@ -458,7 +483,14 @@ void cs_diagnose_dlerror(const char *msg)
                 break;
             }
         }
-        if (stale)
+        char lp_path[PATH_MAX], lp_entry[PATH_MAX];
+        int on_path = !stale && find_on_library_path(prov, lp_path, sizeof lp_path, lp_entry, sizeof lp_entry);
+        if (on_path)
+            snprintf(summary, sizeof summary,
+                     "found %s needing %s from %s, but the %s the loader finds first, %s (LD_LIBRARY_PATH entry "
+                     "%s), lacks it; load the %s that matches %s",
+                     base_name(needer), sym, prov, prov, lp_path, lp_entry, prov, base_name(needer));
+        else if (stale)
             snprintf(summary, sizeof summary,
                      "found %s needing %s from %s, but the loaded %s (%s%s%s, %s) lacks it; load the %s that "
                      "matches %s",
@@ -467,7 +499,10 @@ void cs_diagnose_dlerror(const char *msg)
         else
             snprintf(summary, sizeof summary, "found %s needing %s from %s, which no loaded library provides; "
                      "install the %s that matches %s", base_name(needer), sym, prov, prov, base_name(needer));
-        if (stale && !strncmp(stale->found_via, "LD_LIBRARY_PATH entry ", 22))
+        if (on_path)
+            snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH: it brings an older %s, and the copy installed "
+                     "beside %s provides %s.", lp_entry, prov, base_name(needer), sym);
+        else if (stale && !strncmp(stale->found_via, "LD_LIBRARY_PATH entry ", 22))
             snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH: it brings the older %s, and the copy installed "
                      "beside %s provides %s.", stale->found_via + 22, stale->name, base_name(needer), sym);
         else
@@ -476,8 +511,8 @@ void cs_diagnose_dlerror(const char *msg)
         put_kv(&e, "needed_by", needer, &first);
         put_kv(&e, "symbol", sym, &first);
         put_kv(&e, "provider", prov, &first);
-        put_kv(&e, "stale_copy", stale ? stale->path : NULL, &first);
-        put_kv(&e, "stale_found_via", stale ? stale->found_via : NULL, &first);
+        put_kv(&e, "stale_copy", stale ? stale->path : on_path ? lp_path : NULL, &first);
+        put_kv(&e, "stale_found_via", stale ? stale->found_via : on_path ? "LD_LIBRARY_PATH" : NULL, &first);
         cs_put(&e, "}");
         ev[e.len] = 0;
         cs_finding("missing-symbol", CS_ERROR, sym, summary, fix, ev);

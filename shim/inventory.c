@@ -146,13 +146,14 @@ static int dir_in_list(const char *dir, const char *list, const char *origin, ch
     return 0;
 }
 
-struct runpath_search { const char *dir; char *out; size_t cap; int found; };
+struct runpath_search { const char *dir, *self; char *out; size_t cap; int found; };
 
 static int runpath_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct runpath_search *rs = arg;
     if (rs->found) return 1;
+    if (info->dlpi_name && !strcmp(info->dlpi_name, rs->self)) return 0;  /* its own $ORIGIN says nothing */
     const char *rp = dyn_string(info, DT_RUNPATH);
     const char *tag = "RUNPATH";
     if (!rp) rp = dyn_string(info, DT_RPATH), tag = "RPATH";
@@ -186,7 +187,7 @@ static void found_via(const char *path, char *out, size_t cap)
         snprintf(out, cap, "LD_LIBRARY_PATH entry %s", hit);
         return;
     }
-    struct runpath_search rs = { dir, out, cap, 0 };
+    struct runpath_search rs = { dir, path, out, cap, 0 };
     dl_iterate_phdr(runpath_cb, &rs);
     if (rs.found) return;
     static const char *const system_dirs[] = { "/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",

@@ -6,6 +6,9 @@
   trace_query.py field TRACE type key           the value of key in the first event of type
   trace_query.py counts FAKE_COUNTS_FILE        normalises the fake driver's counts file
   trace_query.py crash TRACE                    the crash record, a fact per line
+  trace_query.py findings TRACE                 "id severity" per finding
+  trace_query.py finding TRACE ID               the summary and fix of the first finding with that id
+  trace_query.py libraries TRACE                "kind name version found_via" per library line
   trace_query.py valid TRACE                    every line parses; header first, summary last
 """
 import json, sys
@@ -49,6 +52,19 @@ elif cmd == "crash":
     for t in c["other_threads"]:
         for e in t["calls"]:
             print("other", e["api"])
+elif cmd == "findings":
+    for e in events(path):
+        if e["type"] == "finding":
+            print(e["id"], e["severity"])
+elif cmd == "finding":
+    e = next(e for e in events(path) if e["type"] == "finding" and e["id"] == sys.argv[3])
+    print(e["summary"])
+    print(e["fix"])
+    print(json.dumps(e["evidence"]))
+elif cmd == "libraries":
+    for e in events(path):
+        if e["type"] == "library":
+            print(e["kind"], e["name"], e.get("version", "-"), e["found_via"])
 elif cmd == "valid":
     ev = events(path)
     assert ev[0]["type"] == "header" and ev[0]["format"] == "cudashim-trace", "header first"

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Findings: one broken stack per finding, built inside the test (a fake driver of a chosen
+# version, fake libraries with chosen sonames in chosen directories, and NVIDIA's real libraries
+# where present). Each asserts the finding id and that its summary names the right versions and
+# paths. The healthy stack at the end must produce no warning or error.
+. "$(dirname "$0")/lib.sh"
+need_python
+compile load_libs tests/programs/load_libs.c -ldl
+LIBSRC="$ROOT/tests/programs/libs/fake_stack.c"
+# fakelib DIR SONAME [cflags...]: a fake library named SONAME in DIR
+fakelib() { local dir=$1 so=$2; shift 2; mkdir -p "$dir"
+    $CC -shared -fPIC -o "$dir/$so" -Wl,-soname,"$so" "$LIBSRC" "$@" || fail "cannot build $so"; }
+# run_case NAME ENV... -- ARGS...: run load_libs under the shim; the trace is in $TMP/NAME
+run_case() {
+    local name=$1; shift
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+    mkdir -p "$TMP/$name"
+    env "${envs[@]}" CUDASHIM_TRACE_DIR="$TMP/$name" LD_PRELOAD="$PRELOAD" ./load_libs "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || true
+    trace=$(ls "$TMP/$name"/cudashim-*.jsonl 2>/dev/null | head -n 1)
+    [ -n "$trace" ] || fail "$name: no trace"
+}
+has_finding() { q findings "$trace" | grep -qx "$1 $2" || { q findings "$trace"; fail "$3: no $2 finding $1"; }; }
+summary_has() { local s; s=$(q finding "$trace" "$1"); for w in "${@:2}"; do
+    grep -qF -- "$w" <<<"$s" || { echo "$s"; fail "finding $1 does not mention '$w'"; }; done; }
+no_alarms() { local f; f=$(q findings "$trace" | grep -E ' (warning|error)$' || true)
+    [ -z "$f" ] || fail "$1: unexpected findings: $f"; }
+
+# 5. cuGetProcAddress: a library asks for a function at a CUDA newer than the driver.
+run_case procaddr LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 FAKE_CUDA_MISSING=cuCtxCreate_v4 -- \
+    cuda procaddr:cuCtxCreate_v4:12080
+has_finding missing-symbol warning "lookup above the driver"
+summary_has missing-symbol "load_libs" "cuCtxCreate_v4" "CUDA 12.8" "CUDA 12.2" "570.26"
+
+# 5. dlsym on a CUDA library's handle returns NULL (an old driver without the function):
+# information only, since programs probe libcuda for optional entry points.
+fakelib "$TMP/olddrv" libcuda.so.1 -DFAKE_DRIVER
+run_case dlsym_miss LD_LIBRARY_PATH="$TMP/olddrv" -- dlopen:libcuda.so.1 dlsym:cuMemAlloc_v2 cuda
+grep -q "dlsym cuMemAlloc_v2: missing" "$TMP/dlsym_miss.out" || fail "the lookup should miss"
+has_finding missing-symbol info "dlsym miss in libcuda"
+summary_has missing-symbol "cuMemAlloc_v2" "$TMP/olddrv/libcuda.so.1"
+no_alarms "a probe of libcuda"
+
+# 5. A load fails with "undefined symbol: __nvJitLinkAddData_12_1": an old nvJitLink first on
+# LD_LIBRARY_PATH shadows the one cuSPARSE was built against.
+fakelib "$TMP/new" libnvJitLink.so.12 -DFAKE_JITLINK -DMAJOR=12 -DMINOR=4 -DNEW_API \
+    -Wl,--version-script=<(echo 'libnvJitLink.so.12 { global: *; };')
+fakelib "$TMP/new" libcusparse.so.12 -DFAKE_SPARSE -L"$TMP/new" -l:libnvJitLink.so.12 -Wl,-rpath,"$TMP/new"
+fakelib "$TMP/old" libnvJitLink.so.12 -DFAKE_JITLINK -DMAJOR=12 -DMINOR=0 \
+    -Wl,--version-script=<(echo 'libnvJitLink.so.12 { global: *; };')
+run_case undefined LD_LIBRARY_PATH="$TMP/old" -- dlopen:"$TMP/new/libcusparse.so.12"
+grep -q "undefined symbol: __nvJitLinkAddData_12_1" "$TMP/undefined.out" || fail "the load should fail: $(cat "$TMP/undefined.out")"
+has_finding missing-symbol error "undefined symbol at load"
+summary_has missing-symbol "libcusparse.so.12" "__nvJitLinkAddData_12_1" "$TMP/old/libnvJitLink.so.12" "LD_LIBRARY_PATH"
+
+# 5. A load fails with "cannot open shared object file" (a cuDNN 8 sub-library asked of a cuDNN 9 stack).
+run_case cannot_open LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:libcudnn_cnn_infer.so.8
+has_finding library-not-found warning "missing sub-library"
+summary_has library-not-found "libcudnn_cnn_infer.so.8"
+
+# 6. CUDA used in a child forked after the parent's cuInit.
+run_case fork LD_LIBRARY_PATH="$FAKES" -- cuda fork
+grep -q "child cuDeviceGet" "$TMP/fork.out" || fail "the child did not run"
+child=$(grep -l forked_from "$TMP"/fork/cudashim-*.jsonl) || fail "no child trace"
+trace=$child has_finding cuda-in-forked-child error "fork after cuInit"
+trace=$(grep -L forked_from "$TMP"/fork/cudashim-*.jsonl); no_alarms "the parent"
+
+# 7. A CPU-only framework: reported only when a GPU is expected.
+fakelib "$TMP/torch" libtorch_cpu.so -DFAKE_FRAMEWORK
+run_case cpu_only CUDASHIM_EXPECT_GPU=1 -- dlopen:"$TMP/torch/libtorch_cpu.so"
+has_finding no-cuda-loaded error "CPU-only build"
+summary_has no-cuda-loaded "libtorch_cpu.so" "CPU-only"
+mkdir -p "$TMP/quiet"
+CUDASHIM_TRACE_DIR="$TMP/quiet" LD_PRELOAD="$PRELOAD" ./load_libs dlopen:"$TMP/torch/libtorch_cpu.so" >/dev/null 2>&1
+[ -z "$(ls "$TMP/quiet")" ] || fail "a CPU program without CUDASHIM_EXPECT_GPU left a trace"
+
+# 2. Errors 803 and 804, with a forward-compatibility libcuda in a compat directory.
+mkdir -p "$TMP/cuda-13.0/compat"
+cp "$FAKES/libcuda.so.1" "$TMP/cuda-13.0/compat/libcuda.so.580.65.06"
+ln -sf libcuda.so.580.65.06 "$TMP/cuda-13.0/compat/libcuda.so.1"
+echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.51.03  Tue Apr 1 00:00:00 UTC 2025" >"$TMP/nvidia-version"
+run_case e803 LD_LIBRARY_PATH="$TMP/cuda-13.0/compat" FAKE_CUDA_FAIL=cuInit=803 \
+    CUDASHIM_DRIVER_VERSION_FILE="$TMP/nvidia-version" -- cuda
+has_finding driver-kernel-mismatch error "803"
+summary_has driver-kernel-mismatch "580.65.06" "575.51.03" "$TMP/cuda-13.0/compat" "LD_LIBRARY_PATH"
+run_case e804 LD_LIBRARY_PATH="$TMP/cuda-13.0/compat" FAKE_CUDA_FAIL=cuInit=804 \
+    CUDASHIM_DRIVER_VERSION_FILE="$TMP/nvidia-version" -- cuda
+has_finding compat-unsupported-gpu error "804"
+summary_has compat-unsupported-gpu "580.65.06" "$TMP/cuda-13.0/compat"
+
+# 3. One library loaded twice: NCCL from LD_LIBRARY_PATH and a second copy by full path.
+fakelib "$TMP/nccl-a" libnccl.so.2 -DFAKE_NCCL -DVERSION=21903
+fakelib "$TMP/nccl-b" libnccl.so.2 -DFAKE_NCCL -DVERSION=22809
+run_case twice LD_LIBRARY_PATH="$FAKES:$TMP/nccl-a" -- dlopen:libnccl.so.2 dlopen:"$TMP/nccl-b/libnccl.so.2" cuda
+has_finding library-loaded-twice error "two NCCLs"
+summary_has library-loaded-twice "$TMP/nccl-a/libnccl.so.2 2.19.3" "$TMP/nccl-b/libnccl.so.2 2.28.9" \
+    "LD_LIBRARY_PATH entry $TMP/nccl-a"
+
+if [ -e "$CUDA/lib64/libcudart.so.13" ]; then
+    # 1. Driver too old for the runtime: the real libcudart.so.13 (shared, then static) on a 12.2 driver.
+    compile path_cudart tests/programs/path_cudart.c -I"$CUDA/include" -L"$CUDA/lib64" -lcudart -Wl,-rpath,"$CUDA/lib64"
+    compile path_cudart_static tests/programs/path_cudart.c -I"$CUDA/include" -L"$CUDA/lib64" -lcudart_static -ldl -lpthread -lrt
+    for prog in path_cudart path_cudart_static; do
+        mkdir -p "$TMP/t_$prog"
+        LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 CUDASHIM_TRACE_DIR="$TMP/t_$prog" with_shim ./$prog >"$TMP/$prog.out" 2>"$TMP/$prog.err"
+        grep -q cudaErrorInsufficientDriver "$TMP/$prog.out" || fail "$prog: the runtime should refuse the driver"
+        trace=$(ls "$TMP/t_$prog"/cudashim-*.jsonl)
+        has_finding driver-too-old error "$prog"
+        who=libcudart.so.13; [ $prog = path_cudart_static ] && who=path_cudart_static
+        summary_has driver-too-old "$who (CUDA 13.0)" "CUDA 12.2" "580.65.06"
+        grep -q "driver-too-old" "$TMP/$prog.err" || fail "$prog: the diagnosis is not on stderr"
+    done
+
+    # 4. cuDNN built for CUDA 12 beside the CUDA 13 runtime; and a second cuDNN beside the toolkit's.
+    fakelib "$TMP/pip-cudnn" libcudnn.so.9 -DFAKE_CUDNN -DVERSION=90100 -DCUDART=12080
+    run_case major LD_LIBRARY_PATH="$FAKES:$TMP/pip-cudnn" -- dlopen:"$CUDA/lib64/libcudart.so.13" dlopen:libcudnn.so.9 cuda
+    has_finding library-cuda-major-mismatch warning "cuDNN for CUDA 12"
+    summary_has library-cuda-major-mismatch "9.1.0" "CUDA 12" "CUDA 13.0"
+    if [ -e "$CUDA/lib64/libcudnn.so.9" ]; then
+        run_case cudnn_twice LD_LIBRARY_PATH="$FAKES:$TMP/pip-cudnn" -- dlopen:libcudnn.so.9 dlopen:"$CUDA/lib64/libcudnn.so.9" cuda
+        has_finding library-loaded-twice error "two cuDNNs"
+        summary_has library-loaded-twice "$TMP/pip-cudnn/libcudnn.so.9 9.1.0" "libcudnn.so.9 9.19"
+    fi
+
+    # Healthy: NVIDIA's real runtime, cuDNN, NCCL and cuBLAS on a matching driver: an inventory
+    # with versions, and not one warning.
+    args=(dlopen:"$CUDA/lib64/libcudart.so.13")
+    for l in libcudnn.so.9 libnccl.so.2 libcublas.so.13 libnvrtc.so.13 libnvJitLink.so.13; do
+        [ -e "$CUDA/lib64/$l" ] && args+=(dlopen:"$CUDA/lib64/$l")
+    done
+    run_case healthy LD_LIBRARY_PATH="$FAKES" -- "${args[@]}" cuda
+    no_alarms "the healthy stack"
+    libs=$(q libraries "$trace")
+    for want in "cudart libcudart.so.13 13.0" "driver libcuda.so.1 13.0"; do
+        grep -q "^$want " <<<"$libs" || { echo "$libs"; fail "inventory lacks '$want'"; }
+    done
+    if [ -e "$CUDA/lib64/libnccl.so.2" ]; then
+        grep -qE "^nccl libnccl.so.2 2\.[0-9]+\.[0-9]+ " <<<"$libs" || { echo "$libs"; fail "no NCCL version"; }
+        grep -qE "^cudnn libcudnn.so.9 9\.[0-9]+\.[0-9]+ " <<<"$libs" || { echo "$libs"; fail "no cuDNN version"; }
+        grep -qE "^cublas libcublas.so.13 13\.[0-9]+\.[0-9]+ " <<<"$libs" || { echo "$libs"; fail "no cuBLAS version"; }
+        grep -qE "^cublasLt libcublasLt.so.13 13\." <<<"$libs" || { echo "$libs"; fail "no cuBLASLt (loaded by cuBLAS)"; }
+    fi
+    python3 - "$trace" <<'PY' || fail "library lines lack path, soname or build-id"
+import json, sys
+libs = [json.loads(l) for l in open(sys.argv[1]) if '"type":"library"' in l]
+assert libs and all(l["path"].startswith("/") and l.get("soname") and len(l.get("build_id", "")) >= 16 for l in libs), libs
+PY
+else
+    echo "skipped the scenarios that need $CUDA/lib64/libcudart.so.13"
+fi
+[ -n "${SHOW:-}" ] && cat "$TMP"/*.err; echo ok
