@@ -23,8 +23,12 @@ SHIM_HDR := $(wildcard shim/*.h) $(wildcard wrappers/gen/*.h)
 
 FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 
+# The cudashim command: the subcommands in tools/cli, plus the shim's pure parsers and tables.
+CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
+CLI_HDR := $(wildcard tools/cli/*.h) shim/fatbin.h shim/image_explain.h shim/reference_data.h
+
 .PHONY: all check asan bench bench-smoke demo regen regen-tables install clean fuzz
-all: $(BUILD)/libcudashim.so $(BUILD)/fakes/libcuda.so.1
+all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
 	@mkdir -p $(dir $@)
@@ -43,6 +47,10 @@ $(BUILD)/obj/%.o: %.S
 
 $(BUILD)/libcudashim.so: $(SHIM_OBJ) wrappers/gen/exports.map
 	$(CC) -o $@ $(SHIM_OBJ) $(SHIM_LDFLAGS)
+
+$(BUILD)/cudashim: $(CLI_SRC) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) -DCS_VERSION='"0.1.0"' -o $@ $(CLI_SRC) -ljansson
 
 # The fake driver: built with -Bsymbolic so its own internal calls never reach the shim.
 $(BUILD)/fakes/libcuda.so.1: $(FAKE_SRC) tests/fakes/fake_cuda.h
@@ -75,6 +83,12 @@ regen:
 regen-tables:
 	python3 wrappers/gen_table.py cuda wrappers/cuda.tbl
 	python3 wrappers/gen_c.py
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/cudashim $(DESTDIR)$(PREFIX)/bin/cudashim
+	install -m 0644 $(BUILD)/libcudashim.so $(DESTDIR)$(PREFIX)/lib/libcudashim.so
+	install -m 0644 docs/cudashim.1 $(DESTDIR)$(PREFIX)/share/man/man1/cudashim.1
 
 clean:
 	rm -rf build build-asan

@@ -1,0 +1,56 @@
+/* The cudashim command: shared declarations for the subcommands. Traces are read with jansson
+ * (a real JSON parser: Debian's libjansson-dev; chosen over cJSON for its error positions,
+ * 64-bit integers and reference-counted values that the multi-trace merges rely on). */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#define CLI_WIDTH 100
+#define TRACE_FORMAT "cudashim-trace"
+#define TRACE_VERSION_MAX 1   /* every version up to this one is read */
+
+/* Exit statuses (docs/cudashim.1). */
+enum { EXIT_CLEAN = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_BAD_TRACE = 3 };
+
+struct trace {
+    char *file;
+    json_t *header, *summary, *crash, *handlers;
+    json_t *calls, *findings, *libraries, *runtimes, *systems;  /* arrays, in file order */
+    int cut_last_line;       /* the process died while writing its last line */
+    long long start_mono_ns;
+};
+
+/* trace.c */
+int trace_load(const char *path, struct trace *t, char *err, size_t cap);
+/* Expand files and directories (every *.jsonl inside) into traces; prints errors itself. */
+int traces_load(int argc, char **argv, struct trace **out, int *n);
+void trace_free(struct trace *t);
+const char *jstr(json_t *o, const char *key);        /* "" when absent */
+long long jint(json_t *o, const char *key, long long dflt);
+const char *trace_label(const struct trace *t);      /* "host pid 123 rank 0" */
+json_t *trace_library_of(const struct trace *t, const char *path);
+
+/* text.c */
+extern int cli_color;
+void cli_color_init(void);
+const char *c_red(void), *c_yellow(void), *c_bold(void), *c_dim(void), *c_reset(void);
+void wrap(FILE *f, const char *prefix, const char *text, int width);
+const char *home_tilde(const char *path, char *buf, size_t cap);
+void rule(FILE *f, const char *title);
+
+/* cmd_report.c, shared with bugreport */
+json_t *report_findings(const struct trace *t);      /* errors first */
+json_t *report_failures(const struct trace *t);      /* grouped by (api, result) */
+json_t *report_differences(struct trace *ts, int n); /* what differs between traces */
+
+/* subcommands */
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_bugreport(int argc, char **argv);
+
+#endif

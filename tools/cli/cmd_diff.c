@@ -1,0 +1,208 @@
+/* cudashim diff GOOD BAD: a trace from the working stack against one from the upgraded stack.
+ * The libraries whose version or path changed (or that appeared or went), the symbols that are
+ * now missing, the findings that are new, and the first call whose result differs, with the
+ * calls around it. Calls are matched by (API, n-th occurrence), so extra calls in one run do
+ * not shift the comparison. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cudashim diff [--json] GOOD BAD\n"
+               "  GOOD: a trace from the stack that worked; BAD: from the upgraded stack that does not.\n"
+               "  Exit status: 0 when nothing that matters differs, 1 when something does.\n");
+}
+
+static json_t *lib_by_kind(const struct trace *t, const char *kind, const char *name)
+{
+    size_t i;
+    json_t *l, *best = NULL;
+    json_array_foreach(t->libraries, i, l) {
+        if (strcmp(jstr(l, "kind"), kind)) continue;
+        if (!strcmp(jstr(l, "name"), name)) return l;
+        if (!best) best = l;
+    }
+    return best;
+}
+
+static const char *ver(json_t *l)
+{
+    return *jstr(l, "version") ? jstr(l, "version") : *jstr(l, "file_version") ? jstr(l, "file_version") : "?";
+}
+
+/* Missing symbols: failed driver lookups and missing-symbol findings, by symbol. */
+static json_t *missing_symbols(const struct trace *t)
+{
+    json_t *m = json_object();
+    size_t i;
+    json_t *c;
+    json_array_foreach(t->calls, i, c)
+        if (!strncmp(jstr(c, "api"), "cuGetProcAddress", 16) && *jstr(c, "symbol") &&
+            (jint(c, "result", 0) || strcmp(jstr(c, "status"), "CU_GET_PROC_ADDRESS_SUCCESS")))
+            json_object_set_new(m, jstr(c, "symbol"), json_string(jstr(c, "caller")));
+    json_array_foreach(t->findings, i, c)
+        if (!strcmp(jstr(c, "id"), "missing-symbol")) {
+            json_t *ev = json_object_get(c, "evidence");
+            if (*jstr(ev, "symbol")) json_object_set_new(m, jstr(ev, "symbol"), json_string(jstr(c, "summary")));
+        }
+    return m;
+}
+
+static int cmp_ts(const void *a, const void *b)
+{
+    long long x = jint(*(json_t *const *)a, "ts_ns", 0), y = jint(*(json_t *const *)b, "ts_ns", 0);
+    return x < y ? -1 : x > y;
+}
+
+static json_t **sorted_calls(const struct trace *t, size_t *n)
+{
+    *n = json_array_size(t->calls);
+    json_t **v = malloc(sizeof *v * (*n + 1));
+    for (size_t i = 0; i < *n; i++) v[i] = json_array_get(t->calls, i);
+    qsort(v, *n, sizeof *v, cmp_ts);
+    return v;
+}
+
+static void print_call(const char *tag, const struct trace *t, json_t *c)
+{
+    printf("    %s %-28s -> %s (%lld)%s%s  at +%.3fs\n", tag, jstr(c, "api"),
+           *jstr(c, "result_name") ? jstr(c, "result_name") : "?", jint(c, "result", 0),
+           *jstr(c, "symbol") ? " symbol " : "", jstr(c, "symbol"),
+           (double)(jint(c, "ts_ns", 0) - t->start_mono_ns) / 1e9);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    const char *files[2];
+    int nf = 0, as_json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return EXIT_CLEAN; }
+        else if (!strcmp(argv[i], "--json")) as_json = 1;
+        else if (argv[i][0] == '-') { fprintf(stderr, "cudashim diff: unknown option %s\n", argv[i]); return EXIT_USAGE; }
+        else if (nf < 2) files[nf++] = argv[i];
+        else { usage(stderr); return EXIT_USAGE; }
+    }
+    if (nf != 2) { usage(stderr); return EXIT_USAGE; }
+    struct trace g, b;
+    char err[1024];
+    if (trace_load(files[0], &g, err, sizeof err)) { fprintf(stderr, "cudashim diff: %s\n", err); return EXIT_BAD_TRACE; }
+    if (trace_load(files[1], &b, err, sizeof err)) { fprintf(stderr, "cudashim diff: %s\n", err); trace_free(&g); return EXIT_BAD_TRACE; }
+    json_t *out = json_pack("{s:[], s:[], s:[], s:null}", "libraries", "missing_symbols", "new_findings", "first_divergence");
+    json_t *libs = json_object_get(out, "libraries");
+
+    /* Libraries: changed, appeared, gone. */
+    size_t i;
+    json_t *l;
+    json_array_foreach(b.libraries, i, l) {
+        json_t *o = lib_by_kind(&g, jstr(l, "kind"), jstr(l, "name"));
+        if (!o)
+            json_array_append_new(libs, json_pack("{s:s, s:s, s:s, s:s}", "change", "new", "kind", jstr(l, "kind"), "bad_path",
+                                                  jstr(l, "path"), "bad_version", ver(l)));
+        else if (strcmp(ver(o), ver(l)) || strcmp(jstr(o, "path"), jstr(l, "path")))
+            json_array_append_new(libs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "change", "changed", "kind",
+                                                  jstr(l, "kind"), "good_version", ver(o), "bad_version", ver(l), "good_path",
+                                                  jstr(o, "path"), "bad_path", jstr(l, "path"), "good_found_via",
+                                                  jstr(o, "found_via"), "bad_found_via", jstr(l, "found_via")));
+    }
+    json_array_foreach(g.libraries, i, l)
+        if (!lib_by_kind(&b, jstr(l, "kind"), jstr(l, "name")))
+            json_array_append_new(libs, json_pack("{s:s, s:s, s:s, s:s}", "change", "gone", "kind", jstr(l, "kind"),
+                                                  "good_path", jstr(l, "path"), "good_version", ver(l)));
+    /* Symbols missing now and not before. */
+    json_t *mg = missing_symbols(&g), *mb = missing_symbols(&b);
+    const char *sym;
+    json_t *why;
+    json_object_foreach(mb, sym, why)
+        if (!json_object_get(mg, sym))
+            json_array_append_new(json_object_get(out, "missing_symbols"), json_pack("{s:s, s:O}", "symbol", sym, "where", why));
+    json_decref(mg), json_decref(mb);
+    /* Findings that are new. */
+    json_t *f;
+    json_array_foreach(b.findings, i, f) {
+        size_t j;
+        json_t *h;
+        int seen = 0;
+        json_array_foreach(g.findings, j, h) seen |= !strcmp(jstr(h, "id"), jstr(f, "id")) && !strcmp(jstr(h, "summary"), jstr(f, "summary"));
+        if (!seen) json_array_append(json_object_get(out, "new_findings"), f);
+    }
+    /* The first call (in BAD's time order) whose result differs from GOOD's same occurrence. */
+    size_t ng, nb;
+    json_t **cg = sorted_calls(&g, &ng), **cb = sorted_calls(&b, &nb);
+    json_t *seen_b = json_object();
+    long div = -1, gmatch = -1;
+    for (size_t k = 0; k < nb && div < 0; k++) {
+        const char *api = jstr(cb[k], "api");
+        long long nth = jint(seen_b, api, 0);
+        json_object_set_new(seen_b, api, json_integer(nth + 1));
+        long long m = 0;
+        for (size_t x = 0; x < ng; x++)
+            if (!strcmp(jstr(cg[x], "api"), api) && m++ == nth) {
+                if (jint(cg[x], "result", 0) != jint(cb[k], "result", 0)) div = (long)k, gmatch = (long)x;
+                break;
+            }
+        if (m <= nth && jint(cb[k], "result", 0) != 0 && div < 0) div = (long)k;  /* GOOD never made this call */
+    }
+    json_decref(seen_b);
+    if (div >= 0) {
+        json_t *ctx = json_array();
+        for (long k = div - 3 < 0 ? 0 : div - 3; k < div; k++) json_array_append(ctx, cb[k]);
+        json_object_set_new(out, "first_divergence", json_pack("{s:O, s:O, s:o}", "bad", cb[div], "good",
+                                                               gmatch >= 0 ? cg[gmatch] : json_null(), "before", ctx));
+    }
+    int differs = json_array_size(libs) || json_array_size(json_object_get(out, "missing_symbols")) ||
+                  json_array_size(json_object_get(out, "new_findings")) || div >= 0;
+    if (as_json) {
+        json_dumpf(out, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        printf("\n");
+    } else {
+        char tmp[1024], tmp2[1024], line[4096];
+        printf("%scudashim diff%s: %s (good) -> %s (bad)\n", c_bold(), c_reset(), home_tilde(g.file, tmp, sizeof tmp),
+               home_tilde(b.file, tmp2, sizeof tmp2));
+        rule(stdout, "LIBRARIES");
+        if (!json_array_size(libs)) printf("  the same libraries, versions and paths\n");
+        json_array_foreach(libs, i, l) {
+            const char *ch = jstr(l, "change");
+            if (!strcmp(ch, "changed"))
+                snprintf(line, sizeof line, "%s: %s -> %s; %s -> %s (now via %s)", jstr(l, "kind"), jstr(l, "good_version"),
+                         jstr(l, "bad_version"), home_tilde(jstr(l, "good_path"), tmp, sizeof tmp),
+                         home_tilde(jstr(l, "bad_path"), tmp2, sizeof tmp2), jstr(l, "bad_found_via"));
+            else if (!strcmp(ch, "new"))
+                snprintf(line, sizeof line, "%s: new in the bad run: %s %s", jstr(l, "kind"), jstr(l, "bad_version"),
+                         home_tilde(jstr(l, "bad_path"), tmp, sizeof tmp));
+            else
+                snprintf(line, sizeof line, "%s: gone in the bad run (was %s %s)", jstr(l, "kind"), jstr(l, "good_version"),
+                         home_tilde(jstr(l, "good_path"), tmp, sizeof tmp));
+            wrap(stdout, "  ", line, CLI_WIDTH);
+        }
+        rule(stdout, "SYMBOLS MISSING NOW");
+        json_t *ms = json_object_get(out, "missing_symbols");
+        if (!json_array_size(ms)) printf("  none\n");
+        json_array_foreach(ms, i, l) {
+            snprintf(line, sizeof line, "%s (%s)", jstr(l, "symbol"), json_string_value(json_object_get(l, "where")));
+            wrap(stdout, "  ", line, CLI_WIDTH);
+        }
+        rule(stdout, "NEW FINDINGS");
+        json_t *nfd = json_object_get(out, "new_findings");
+        if (!json_array_size(nfd)) printf("  none\n");
+        json_array_foreach(nfd, i, f) {
+            snprintf(line, sizeof line, "%s %s: %s", jstr(f, "severity"), jstr(f, "id"), jstr(f, "summary"));
+            wrap(stdout, "  ", line, CLI_WIDTH);
+        }
+        rule(stdout, "FIRST CALL WHOSE RESULT DIFFERS");
+        json_t *d = json_object_get(out, "first_divergence");
+        if (json_is_null(d)) printf("  none: every call the bad run recorded returned what it did in the good run\n");
+        else {
+            json_t *x;
+            json_array_foreach(json_object_get(d, "before"), i, x) print_call("   ", &b, x);
+            print_call("bad", &b, json_object_get(d, "bad"));
+            if (!json_is_null(json_object_get(d, "good"))) print_call("good", &g, json_object_get(d, "good"));
+            else printf("    (the good run did not record this call)\n");
+        }
+    }
+    free(cg), free(cb);
+    json_decref(out);
+    trace_free(&g), trace_free(&b);
+    return differs ? EXIT_FINDINGS : EXIT_CLEAN;
+}

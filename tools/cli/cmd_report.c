@@ -1,0 +1,388 @@
+/* cudashim report TRACE|DIR...: the page a person reads first. The crash, findings ranked with
+ * their fixes, failing calls grouped with the first occurrence, loaded libraries; for several
+ * traces, what differs between ranks and hosts. --json for machines. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *base(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int sev_rank(const char *s) { return !strcmp(s, "error") ? 0 : !strcmp(s, "warning") ? 1 : 2; }
+
+static int is_failure(json_t *c)
+{
+    long long r = jint(c, "result", 0);
+    const char *api = jstr(c, "api");
+    if (!r || (r == 600 && !strcmp(jstr(c, "lib"), "cuda"))) return 0;      /* CUDA_ERROR_NOT_READY: an answer */
+    if (!strncmp(api, "cuGetProcAddress", 16) && r == 500) return 0;       /* "no such function": an answer */
+    return 1;
+}
+
+static void argv_text(const struct trace *t, char *buf, size_t cap)
+{
+    size_t n = 0, i;
+    json_t *a;
+    buf[0] = 0;
+    json_array_foreach(json_object_get(t->header, "argv"), i, a) {
+        int w = snprintf(buf + n, cap - n, "%s%s", i ? " " : "", json_string_value(a) ? json_string_value(a) : "");
+        if (w < 0 || (size_t)w >= cap - n) break;
+        n += (size_t)w;
+    }
+}
+
+/* --- findings, sorted errors first (stable within a severity) --------------------------------- */
+
+json_t *report_findings(const struct trace *t)
+{
+    json_t *out = json_array();
+    for (int s = 0; s < 3; s++) {
+        size_t i;
+        json_t *f;
+        json_array_foreach(t->findings, i, f)
+            if (sev_rank(jstr(f, "severity")) == s) json_array_append(out, f);
+    }
+    return out;
+}
+
+/* --- failing calls grouped by (api, result) --------------------------------------------------- */
+
+json_t *report_failures(const struct trace *t)
+{
+    json_t *groups = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(t->calls, i, c) {
+        if (!is_failure(c)) continue;
+        size_t j;
+        json_t *g, *found = NULL;
+        json_array_foreach(groups, j, g)
+            if (!strcmp(jstr(g, "api"), jstr(c, "api")) && jint(g, "result", 0) == jint(c, "result", 0)) found = g;
+        if (found) {
+            json_object_set_new(found, "count", json_integer(jint(found, "count", 0) + 1));
+            continue;
+        }
+        json_t *first = json_deep_copy(c);
+        json_object_del(first, "type");
+        json_array_append_new(groups, json_pack("{s:s, s:I, s:O, s:I, s:o}", "api", jstr(c, "api"), "result",
+                                                (json_int_t)jint(c, "result", 0), "result_name",
+                                                json_object_get(c, "result_name") ? json_object_get(c, "result_name")
+                                                                                  : json_null(),
+                                                "count", (json_int_t)1, "first", first));
+    }
+    /* The summary counts failures that were not written (beyond CUDASHIM_MAX_ERRORS_PER_API). */
+    json_t *errs = json_object_get(t->summary, "errors");
+    json_array_foreach(groups, i, c) {
+        long long total = jint(errs, jstr(c, "api"), 0), written = 0;
+        size_t j;
+        json_t *g;
+        json_array_foreach(groups, j, g) if (!strcmp(jstr(g, "api"), jstr(c, "api"))) written += jint(g, "count", 0);
+        if (total > written) json_object_set_new(c, "not_written", json_integer(total - written));
+    }
+    return groups;
+}
+
+/* --- one trace as text -------------------------------------------------------------------------- */
+
+static void print_crash(const struct trace *t)
+{
+    json_t *c = t->crash;
+    char line[2048], tmp[1024];
+    rule(stdout, "CRASH");
+    snprintf(line, sizeof line, "%s%s%s (%s%s%s) on thread %lld%s%s", c_red(), jstr(c, "signal_name"), c_reset(),
+             jstr(c, "code_name"), json_object_get(c, "addr") ? " at " : "",
+             json_object_get(c, "addr") ? jstr(c, "addr") : "", jint(c, "tid", 0),
+             *jstr(c, "inside_call") ? ", inside " : "", jstr(c, "inside_call"));
+    printf("  %s\n", line);
+    size_t i;
+    json_t *f;
+    const char *where = NULL;
+    json_array_foreach(json_object_get(c, "frames"), i, f) {
+        if (i >= 16) { printf("  ... %zu more frames in the trace\n", json_array_size(json_object_get(c, "frames")) - 16); break; }
+        const char *lib = jstr(f, "lib");
+        json_t *l = *lib ? trace_library_of(t, lib) : NULL;
+        char sym[512];
+        if (*jstr(f, "symbol")) snprintf(sym, sizeof sym, "%s+%lld", jstr(f, "symbol"), jint(f, "symbol_offset", 0));
+        else snprintf(sym, sizeof sym, "%s", *jstr(f, "offset") ? jstr(f, "offset") : jstr(f, "pc"));
+        char ver[96] = "";
+        if (l && *jstr(l, "version")) snprintf(ver, sizeof ver, " %s", jstr(l, "version"));
+        int cuda = json_is_true(json_object_get(f, "cuda_lib"));
+        snprintf(line, sizeof line, "  #%-2zu %-40.40s %s%s%s", i, sym, *lib ? base(lib) : "?", ver,
+                 cuda ? "  [CUDA]" : json_is_true(json_object_get(f, "cudashim")) ? "  [cudashim]" : "");
+        printf("%s%s%s\n", cuda ? c_yellow() : "", line, cuda ? c_reset() : "");
+        if (!where && *lib && !strstr(base(lib), "libc.so") && !json_is_true(json_object_get(f, "cudashim")))
+            where = lib;
+    }
+    if (where) {
+        json_t *l = trace_library_of(t, where);
+        snprintf(line, sizeof line, "The innermost frame outside libc is in %s%s%s%s.", home_tilde(where, tmp, sizeof tmp),
+                 l ? " (" : "", l ? jstr(l, "kind") : "", l ? ")" : "");
+        wrap(stdout, "  ", line, CLI_WIDTH);
+    }
+    json_t *tt = json_object_get(c, "this_thread");
+    if (json_is_object(tt)) {
+        char calls[1024] = "";
+        size_t n = 0;
+        json_array_foreach(json_object_get(tt, "calls"), i, f) {
+            int w = snprintf(calls + n, sizeof calls - n, "%s%s=%lld", n ? ", " : "", jstr(f, "api"), jint(f, "result", 0));
+            if (w < 0 || (size_t)w >= sizeof calls - n) break;
+            n += (size_t)w;
+        }
+        snprintf(line, sizeof line, "Last calls on the crashing thread (oldest first): %s", n ? calls : "none");
+        wrap(stdout, "  ", line, CLI_WIDTH);
+    }
+}
+
+static void print_findings(json_t *findings)
+{
+    size_t i;
+    json_t *f;
+    int err = 0, warn = 0, info = 0;
+    json_array_foreach(findings, i, f) {
+        int s = sev_rank(jstr(f, "severity"));
+        err += s == 0, warn += s == 1, info += s == 2;
+    }
+    char title[128];
+    snprintf(title, sizeof title, "FINDINGS (%d error%s, %d warning%s, %d info)", err, err == 1 ? "" : "s", warn,
+             warn == 1 ? "" : "s", info);
+    rule(stdout, title);
+    if (!json_array_size(findings)) { printf("  none: nothing in this trace looks like a broken stack\n"); return; }
+    json_array_foreach(findings, i, f) {
+        int s = sev_rank(jstr(f, "severity"));
+        printf("  %s%-7s%s %s\n", s == 0 ? c_red() : s == 1 ? c_yellow() : c_dim(), jstr(f, "severity"), c_reset(),
+               jstr(f, "id"));
+        wrap(stdout, "          ", jstr(f, "summary"), CLI_WIDTH);
+        char fix[4096];
+        snprintf(fix, sizeof fix, "fix: %s", jstr(f, "fix"));
+        wrap(stdout, "          ", fix, CLI_WIDTH);
+    }
+}
+
+static void print_failures(const struct trace *t, json_t *groups)
+{
+    char title[128];
+    long long total = jint(t->summary, "total_errors", -1);
+    if (total < 0) {
+        total = 0;
+        size_t i;
+        json_t *g;
+        json_array_foreach(groups, i, g) total += jint(g, "count", 0);
+    }
+    snprintf(title, sizeof title, "FAILING CALLS (%lld)", total);
+    rule(stdout, title);
+    if (!json_array_size(groups)) { printf("  none\n"); return; }
+    size_t i;
+    json_t *g;
+    json_array_foreach(groups, i, g) {
+        json_t *first = json_object_get(g, "first");
+        double at = (double)(jint(first, "ts_ns", 0) - t->start_mono_ns) / 1e9;
+        char line[1024], extra[512] = "";
+        if (*jstr(first, "symbol")) snprintf(extra, sizeof extra, " symbol %s", jstr(first, "symbol"));
+        if (*jstr(first, "note")) snprintf(extra, sizeof extra, " (%s)", jstr(first, "note"));
+        snprintf(line, sizeof line, "%s -> %s (%lld) x%lld%s; first at +%.3fs on thread %lld via %s%s",
+                 jstr(g, "api"), *jstr(g, "result_name") ? jstr(g, "result_name") : "?", jint(g, "result", 0),
+                 jint(g, "count", 0) + jint(g, "not_written", 0),
+                 jint(g, "not_written", 0) ? " (some counted, not written)" : "", at < 0 ? 0 : at,
+                 jint(first, "tid", 0), jstr(first, "via"), extra);
+        wrap(stdout, "  ", line, CLI_WIDTH);
+    }
+}
+
+static void print_libraries(const struct trace *t)
+{
+    rule(stdout, "LOADED LIBRARIES");
+    if (!json_array_size(t->libraries)) { printf("  no CUDA-stack library was loaded\n"); return; }
+    size_t i;
+    json_t *l;
+    json_array_foreach(t->libraries, i, l) {
+        char tmp[1024], ver[64];
+        snprintf(ver, sizeof ver, "%s", *jstr(l, "version") ? jstr(l, "version") : *jstr(l, "file_version") ? jstr(l, "file_version") : "-");
+        char line[2048];
+        snprintf(line, sizeof line, "%-16s %-10s %s", jstr(l, "kind"), ver, home_tilde(jstr(l, "path"), tmp, sizeof tmp));
+        printf("  %s\n", line);
+        char via[1200];
+        snprintf(via, sizeof via, "found via %s%s", home_tilde(jstr(l, "found_via"), tmp, sizeof tmp),
+                 json_is_true(json_object_get(l, "compat")) ? "; forward-compatibility copy" : "");
+        wrap(stdout, "                              ", via, CLI_WIDTH);
+    }
+    json_t *rt;
+    json_array_foreach(t->runtimes, i, rt) {
+        if (!json_is_true(json_object_get(rt, "static"))) continue;
+        char tmp[1024];
+        long long v = jint(rt, "cuda_version", 0);
+        printf("  %-16s %-10s %s\n", "static cudart", "", home_tilde(jstr(rt, "caller"), tmp, sizeof tmp));
+        printf("                              asks the driver for CUDA %lld.%lld\n", v / 1000, v % 1000 / 10);
+    }
+    json_t *s;
+    json_array_foreach(t->systems, i, s)
+        if (*jstr(s, "kernel_module")) printf("  %-16s %s\n", "kernel module", jstr(s, "kernel_module"));
+}
+
+static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
+{
+    char args[2048], tmp[1024];
+    argv_text(t, args, sizeof args);
+    printf("%scudashim report%s: %s\n", c_bold(), c_reset(), args);
+    char line[2048];
+    snprintf(line, sizeof line, "%s; trace %s (format %lld, shim %s, %s mode)%s", trace_label(t),
+             home_tilde(t->file, tmp, sizeof tmp), jint(t->header, "version", 0), jstr(t->header, "shim_version"),
+             jstr(t->header, "mode"), t->cut_last_line ? "; the last line was cut (the process died writing it)" : "");
+    wrap(stdout, "  ", line, CLI_WIDTH);
+    if (t->summary)
+        printf("  %lld calls, %lld failed, %lld dropped, %lld threads\n", jint(t->summary, "total_calls", 0),
+               jint(t->summary, "total_errors", 0), jint(t->summary, "dropped", 0), jint(t->summary, "threads", 0));
+    else if (!t->crash)
+        printf("  no summary line: the process did not reach exit normally (killed, or exec'd)\n");
+    if (t->crash) print_crash(t);
+    print_findings(findings);
+    print_failures(t, groups);
+    print_libraries(t);
+}
+
+/* --- several traces: what differs between ranks and hosts --------------------------------- */
+
+static void fact(json_t *facts, const char *what, const char *value, const struct trace *t)
+{
+    if (!value || !*value) return;
+    json_t *byval = json_object_get(facts, what);
+    if (!byval) json_object_set_new(facts, what, byval = json_object());
+    json_t *who = json_object_get(byval, value);
+    if (!who) json_object_set_new(byval, value, who = json_array());
+    json_array_append_new(who, json_string(trace_label(t)));
+}
+
+json_t *report_differences(struct trace *ts, int n)
+{
+    json_t *facts = json_object();
+    for (int k = 0; k < n; k++) {
+        struct trace *t = &ts[k];
+        size_t i;
+        json_t *l;
+        int seen_driver = 0;
+        json_array_foreach(t->libraries, i, l) {
+            const char *kind = jstr(l, "kind");
+            if (!strcmp(kind, "framework") || !strcmp(kind, "cudnn-sublibrary")) continue;
+            char what[128];
+            snprintf(what, sizeof what, "%s version", kind);
+            char v[128];
+            snprintf(v, sizeof v, "%s%s%s", jstr(l, "version"), *jstr(l, "file_version") ? " / " : "", jstr(l, "file_version"));
+            fact(facts, what, v, t);
+            snprintf(what, sizeof what, "%s path", kind);
+            fact(facts, what, jstr(l, "path"), t);
+            seen_driver |= !strcmp(kind, "driver");
+        }
+        (void)seen_driver;
+        json_t *s;
+        json_array_foreach(t->systems, i, s) fact(facts, "kernel module", jstr(s, "kernel_module"), t);
+    }
+    json_t *diffs = json_array();
+    const char *what;
+    json_t *byval;
+    json_object_foreach(facts, what, byval) {
+        if (json_object_size(byval) < 2) continue;
+        json_t *vals = json_array();
+        const char *v;
+        json_t *who;
+        json_object_foreach(byval, v, who) json_array_append_new(vals, json_pack("{s:s, s:O}", "value", v, "traces", who));
+        json_array_append_new(diffs, json_pack("{s:s, s:o}", "what", what, "values", vals));
+    }
+    json_decref(facts);
+    return diffs;
+}
+
+static void print_differences(json_t *diffs, int n)
+{
+    char title[128];
+    snprintf(title, sizeof title, "ACROSS %d TRACES", n);
+    rule(stdout, title);
+    if (!json_array_size(diffs)) {
+        printf("  every trace loaded the same driver, libraries and versions\n");
+        return;
+    }
+    printf("  %sThese differ between processes (a partially upgraded cluster looks like this):%s\n", c_red(), c_reset());
+    size_t i, j;
+    json_t *d, *v;
+    json_array_foreach(diffs, i, d) {
+        printf("  %s:\n", jstr(d, "what"));
+        json_array_foreach(json_object_get(d, "values"), j, v) {
+            char who[2048] = "";
+            size_t k, n2 = 0;
+            json_t *w;
+            json_array_foreach(json_object_get(v, "traces"), k, w) {
+                int x = snprintf(who + n2, sizeof who - n2, "%s%s", k ? ", " : "", json_string_value(w));
+                if (x < 0 || (size_t)x >= sizeof who - n2) break;
+                n2 += (size_t)x;
+            }
+            char line[4096], tmp[1024];
+            snprintf(line, sizeof line, "%s on %s", home_tilde(jstr(v, "value"), tmp, sizeof tmp), who);
+            wrap(stdout, "    ", line, CLI_WIDTH);
+        }
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cudashim report [--json] TRACE|DIR...\n"
+               "  The crash (if any), findings ranked with their fixes, failing calls grouped by API and\n"
+               "  result, and the loaded libraries. Several traces (or a directory of them): each one,\n"
+               "  then what differs between ranks and hosts (driver, NCCL, cuDNN versions, paths).\n"
+               "  --json   one JSON object for machines\n"
+               "Exit status: 0 no error findings, 1 an error finding or a crash, 2 usage, 3 unreadable trace.\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+    int as_json = 0, first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (!strcmp(argv[first], "--json")) as_json = 1;
+        else if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) { usage(stdout); return EXIT_CLEAN; }
+        else if (!strcmp(argv[first], "--")) { first++; break; }
+        else { fprintf(stderr, "cudashim report: unknown option %s\n", argv[first]); usage(stderr); return EXIT_USAGE; }
+    }
+    if (first >= argc) { usage(stderr); return EXIT_USAGE; }
+    struct trace *ts;
+    int n;
+    int bad = traces_load(argc - first, argv + first, &ts, &n);
+    if (!n) return EXIT_BAD_TRACE;
+    int errors = 0;
+    json_t *out = json_pack("{s:[]}", "traces");
+    for (int k = 0; k < n; k++) {
+        json_t *findings = report_findings(&ts[k]), *groups = report_failures(&ts[k]);
+        size_t i;
+        json_t *f;
+        json_array_foreach(findings, i, f) errors += !strcmp(jstr(f, "severity"), "error");
+        errors += ts[k].crash != NULL;
+        if (as_json) {
+            json_array_append_new(json_object_get(out, "traces"),
+                json_pack("{s:s, s:s, s:O, s:O, s:o, s:o, s:O, s:O, s:b}", "file", ts[k].file, "label", trace_label(&ts[k]),
+                          "header", ts[k].header, "crash", ts[k].crash ? ts[k].crash : json_null(), "findings", findings,
+                          "failing_calls", groups, "libraries", ts[k].libraries,
+                          "summary", ts[k].summary ? ts[k].summary : json_null(), "cut_last_line", ts[k].cut_last_line));
+        } else {
+            if (k) printf("\n%s\n\n", "----------------------------------------------------------------------------------------------------");
+            print_trace(&ts[k], findings, groups);
+            json_decref(findings), json_decref(groups);
+        }
+    }
+    if (n > 1) {
+        json_t *d = report_differences(ts, n);
+        if (as_json) json_object_set(out, "differences", d);
+        else print_differences(d, n);
+        errors += json_array_size(d) > 0;
+        json_decref(d);
+    }
+    if (as_json) {
+        json_object_set_new(out, "error_count", json_integer(errors));
+        json_dumpf(out, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        printf("\n");
+    }
+    json_decref(out);
+    for (int k = 0; k < n; k++) trace_free(&ts[k]);
+    free(ts);
+    if (bad) return EXIT_BAD_TRACE;
+    return errors ? EXIT_FINDINGS : EXIT_CLEAN;
+}

@@ -1,0 +1,63 @@
+/* Terminal output: colour only on a tty and never with NO_COLOR, lines of at most 100 columns,
+ * the home directory written as ~. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_color;
+
+void cli_color_init(void)
+{
+    const char *nc = getenv("NO_COLOR");
+    cli_color = isatty(1) && !(nc && *nc) && strcmp(getenv("TERM") ? getenv("TERM") : "", "dumb");
+}
+
+const char *c_red(void) { return cli_color ? "\033[31m" : ""; }
+const char *c_yellow(void) { return cli_color ? "\033[33m" : ""; }
+const char *c_bold(void) { return cli_color ? "\033[1m" : ""; }
+const char *c_dim(void) { return cli_color ? "\033[2m" : ""; }
+const char *c_reset(void) { return cli_color ? "\033[0m" : ""; }
+
+/* Word-wrap text after prefix; continuation lines are indented by the prefix's width. A word
+ * longer than a line (a path) gets a line of its own rather than being cut. */
+void wrap(FILE *f, const char *prefix, const char *text, int width)
+{
+    int indent = (int)strlen(prefix), col = indent, first_word = 1;
+    fputs(prefix, f);
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        int n = (int)strcspn(p, " ");
+        if (!first_word && col + 1 + n > width) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (!first_word) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(p, 1, (size_t)n, f);
+        col += n;
+        p += n;
+        first_word = 0;
+    }
+    fputc('\n', f);
+}
+
+const char *home_tilde(const char *path, char *buf, size_t cap)
+{
+    const char *home = getenv("HOME");
+    size_t h = home ? strlen(home) : 0;
+    if (h > 1 && !strncmp(path, home, h) && (path[h] == '/' || !path[h]))
+        snprintf(buf, cap, "~%s", path + h);
+    else
+        snprintf(buf, cap, "%s", path);
+    return buf;
+}
+
+void rule(FILE *f, const char *title)
+{
+    fprintf(f, "\n%s%s%s\n", c_bold(), title, c_reset());
+}

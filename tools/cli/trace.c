@@ -1,0 +1,172 @@
+/* Reading traces: one JSON object per line. A cut last line (a crashed process) is tolerated
+ * and noted; any other line that is not JSON is an error naming file:line. Every trace format
+ * version up to TRACE_VERSION_MAX is read (version 1 is the only one so far). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+const char *jstr(json_t *o, const char *key)
+{
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+long long jint(json_t *o, const char *key, long long dflt)
+{
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
+}
+
+static void add(json_t **arr, json_t *e)
+{
+    if (!*arr) *arr = json_array();
+    json_array_append(*arr, e);
+}
+
+int trace_load(const char *path, struct trace *t, char *err, size_t cap)
+{
+    memset(t, 0, sizeof *t);
+    t->file = strdup(path);
+    t->calls = json_array(), t->findings = json_array(), t->libraries = json_array();
+    t->runtimes = json_array(), t->systems = json_array();
+    FILE *f = fopen(path, "r");
+    if (!f) { snprintf(err, cap, "%s: %s", path, strerror(errno)); return -1; }
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    int lineno = 0, pending_error = 0;
+    char pending[512] = "";
+    while ((len = getline(&line, &lcap, f)) >= 0) {
+        lineno++;
+        if (pending_error) {  /* a bad line followed by more lines: not a cut last line */
+            snprintf(err, cap, "%s", pending);
+            free(line), fclose(f);
+            return -1;
+        }
+        int complete = len > 0 && line[len - 1] == '\n';
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (!len) continue;
+        json_error_t je;
+        json_t *e = json_loadb(line, (size_t)len, 0, &je);
+        if (!e || !json_is_object(e)) {
+            snprintf(pending, sizeof pending, "%s:%d: not a trace line (%s)", path, lineno,
+                     e ? "not a JSON object" : je.text);
+            json_decref(e);
+            if (!complete || lineno > 1) { pending_error = 1; continue; }
+            snprintf(err, cap, "%s", pending);
+            free(line), fclose(f);
+            return -1;
+        }
+        const char *type = jstr(e, "type");
+        if (lineno == 1 && strcmp(type, "header")) {
+            snprintf(err, cap, "%s:1: not a cudashim trace (the first line is not a header)", path);
+            json_decref(e), free(line), fclose(f);
+            return -1;
+        }
+        if (!strcmp(type, "header")) {
+            if (strcmp(jstr(e, "format"), TRACE_FORMAT)) {
+                snprintf(err, cap, "%s:%d: format \"%s\" is not %s", path, lineno, jstr(e, "format"), TRACE_FORMAT);
+                json_decref(e), free(line), fclose(f);
+                return -1;
+            }
+            if (jint(e, "version", 0) > TRACE_VERSION_MAX || jint(e, "version", 0) < 1) {
+                snprintf(err, cap, "%s:%d: trace format version %lld; this cudashim reads 1 to %d (upgrade it)", path,
+                         lineno, jint(e, "version", 0), TRACE_VERSION_MAX);
+                json_decref(e), free(line), fclose(f);
+                return -1;
+            }
+            if (!t->header) t->header = json_incref(e);
+            t->start_mono_ns = jint(e, "start_mono_ns", 0);
+        } else if (!strcmp(type, "call")) add(&t->calls, e);
+        else if (!strcmp(type, "finding")) add(&t->findings, e);
+        else if (!strcmp(type, "library")) add(&t->libraries, e);
+        else if (!strcmp(type, "runtime")) add(&t->runtimes, e);
+        else if (!strcmp(type, "system")) add(&t->systems, e);
+        else if (!strcmp(type, "summary")) { json_decref(t->summary); t->summary = json_incref(e); }
+        else if (!strcmp(type, "crash")) { if (!t->crash) t->crash = json_incref(e); }
+        else if (!strcmp(type, "signal_handlers")) { json_decref(t->handlers); t->handlers = json_incref(e); }
+        /* unknown types: ignored, as the format promises */
+        json_decref(e);
+    }
+    free(line);
+    fclose(f);
+    if (pending_error) t->cut_last_line = 1;
+    if (!t->header) { snprintf(err, cap, "%s: empty trace", path); return -1; }
+    return 0;
+}
+
+void trace_free(struct trace *t)
+{
+    free(t->file);
+    json_decref(t->header), json_decref(t->summary), json_decref(t->crash), json_decref(t->handlers);
+    json_decref(t->calls), json_decref(t->findings), json_decref(t->libraries), json_decref(t->runtimes);
+    json_decref(t->systems);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int traces_load(int argc, char **argv, struct trace **out, int *n)
+{
+    char **files = NULL;
+    int nf = 0, bad = 0;
+    for (int i = 0; i < argc; i++) {
+        struct stat st;
+        if (stat(argv[i], &st)) { fprintf(stderr, "cudashim: %s: %s\n", argv[i], strerror(errno)); bad = 1; continue; }
+        if (S_ISDIR(st.st_mode)) {
+            DIR *d = opendir(argv[i]);
+            struct dirent *de;
+            int found = 0;
+            while (d && (de = readdir(d))) {
+                size_t l = strlen(de->d_name);
+                if (l > 6 && !strcmp(de->d_name + l - 6, ".jsonl")) {
+                    files = realloc(files, sizeof *files * (size_t)(nf + 1));
+                    if (asprintf(&files[nf], "%s/%s", argv[i], de->d_name) < 0) abort();
+                    nf++, found++;
+                }
+            }
+            if (d) closedir(d);
+            if (!found) { fprintf(stderr, "cudashim: %s: no traces (*.jsonl) in this directory\n", argv[i]); bad = 1; }
+        } else {
+            files = realloc(files, sizeof *files * (size_t)(nf + 1));
+            files[nf++] = strdup(argv[i]);
+        }
+    }
+    qsort(files, (size_t)nf, sizeof *files, by_name);
+    *out = calloc((size_t)nf + 1, sizeof **out);
+    *n = 0;
+    for (int i = 0; i < nf; i++) {
+        char err[1024];
+        if (trace_load(files[i], &(*out)[*n], err, sizeof err)) {
+            fprintf(stderr, "cudashim: %s\n", err);
+            trace_free(&(*out)[*n]);
+            bad = 1;
+        } else {
+            (*n)++;
+        }
+        free(files[i]);
+    }
+    free(files);
+    return bad ? -1 : 0;
+}
+
+const char *trace_label(const struct trace *t)
+{
+    static char buf[512];
+    json_t *rank = json_object_get(t->header, "rank");
+    snprintf(buf, sizeof buf, "%s pid %lld%s%s", jstr(t->header, "host"), jint(t->header, "pid", 0),
+             json_is_string(rank) ? " rank " : "", json_is_string(rank) ? json_string_value(rank) : "");
+    return buf;
+}
+
+json_t *trace_library_of(const struct trace *t, const char *path)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach(t->libraries, i, l)
+        if (!strcmp(jstr(l, "path"), path) || !strcmp(jstr(l, "name"), path)) return l;
+    return NULL;
+}
