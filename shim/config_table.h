@@ -2,7 +2,7 @@
  * docs/configuration.md is checked against this table by `make check`. */
 /*    name                 type     default                  doc */
 CS_VAR(DISABLE,            BOOL,    "0",                     "1: the shim stays out of the way entirely (every call passes straight through).")
-CS_VAR(TRACE_FILE,         STRING,  "cudashim-%h-%p.jsonl",  "Trace file name template: %p pid, %h host, %r rank, %% a percent sign. Relative names go under CUDASHIM_TRACE_DIR.")
+CS_VAR(TRACE_FILE,         STRING,  "cudashim-%h-%p.jsonl",  "Trace file name template: %p pid, %h host, %r rank (norank when none), %R rank followed by a dash (nothing when none), %% a percent sign. Relative names go under CUDASHIM_TRACE_DIR.")
 CS_VAR(TRACE_DIR,          STRING,  ".",                     "Directory for relative trace file names.")
 CS_VAR(TRACE_ALL,          BOOL,    "0",                     "1: write every call, not only failing and key calls.")
 CS_VAR(RING_SIZE,          COUNT,   "4096",                  "Calls kept per thread in the flight recorder (rounded up to a power of two; ALL mode uses at least 65536).")

@@ -53,6 +53,7 @@ static void expand(char *out, size_t cap, const char *tmpl)
         case 'p': cs_put_u64(&b, (uint64_t)getpid()); break;
         case 'h': cs_put(&b, host); break;
         case 'r': cs_put(&b, rank ? rank : "norank"); break;
+        case 'R': if (rank) { cs_put(&b, "rank"); cs_put(&b, rank); cs_put(&b, "-"); } break;
         case '%': cs_put(&b, "%"); break;
         default: cs_putn(&b, s - 1, 2);
         }

@@ -89,7 +89,7 @@ int cmd_diff(int argc, char **argv)
     char err[1024];
     if (trace_load(files[0], &g, err, sizeof err)) { fprintf(stderr, "cudashim diff: %s\n", err); return EXIT_BAD_TRACE; }
     if (trace_load(files[1], &b, err, sizeof err)) { fprintf(stderr, "cudashim diff: %s\n", err); trace_free(&g); return EXIT_BAD_TRACE; }
-    json_t *out = json_pack("{s:[], s:[], s:[], s:null}", "libraries", "missing_symbols", "new_findings", "first_divergence");
+    json_t *out = json_pack("{s:[], s:[], s:[], s:n}", "libraries", "missing_symbols", "new_findings", "first_divergence");
     json_t *libs = json_object_get(out, "libraries");
 
     /* Libraries: changed, appeared, gone. */
@@ -164,7 +164,10 @@ int cmd_diff(int argc, char **argv)
         if (!json_array_size(libs)) printf("  the same libraries, versions and paths\n");
         json_array_foreach(libs, i, l) {
             const char *ch = jstr(l, "change");
-            if (!strcmp(ch, "changed"))
+            if (!strcmp(ch, "changed") && !strcmp(jstr(l, "good_path"), jstr(l, "bad_path")))
+                snprintf(line, sizeof line, "%s: %s -> %s at %s", jstr(l, "kind"), jstr(l, "good_version"),
+                         jstr(l, "bad_version"), home_tilde(jstr(l, "bad_path"), tmp, sizeof tmp));
+            else if (!strcmp(ch, "changed"))
                 snprintf(line, sizeof line, "%s: %s -> %s; %s -> %s (now via %s)", jstr(l, "kind"), jstr(l, "good_version"),
                          jstr(l, "bad_version"), home_tilde(jstr(l, "good_path"), tmp, sizeof tmp),
                          home_tilde(jstr(l, "bad_path"), tmp2, sizeof tmp2), jstr(l, "bad_found_via"));

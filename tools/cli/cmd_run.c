@@ -97,7 +97,7 @@ int cmd_run(int argc, char **argv)
     setenv("LD_PRELOAD", preload, 1);
     free(preload);
     setenv("CUDASHIM_TRACE_DIR", absdir, 1);
-    if (!getenv("CUDASHIM_TRACE_FILE")) setenv("CUDASHIM_TRACE_FILE", "cudashim-%h-r%r-%p.jsonl", 1);
+    if (!getenv("CUDASHIM_TRACE_FILE")) setenv("CUDASHIM_TRACE_FILE", "cudashim-%h-%R%p.jsonl", 1);
     if (!getenv("CUDASHIM_EXPECT_GPU")) setenv("CUDASHIM_EXPECT_GPU", "1", 1);
     if (all) setenv("CUDASHIM_TRACE_ALL", "1", 1);
 

@@ -2,11 +2,13 @@
  * credentials inside URLs, the user's home directory, and (on request) host names. */
 #include <ctype.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "redact.h"
 
 static const char *const secret_words[] = { "TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH" };
+static const char *const mark = "[redacted]";
 
 int redact_is_secret_name(const char *name, size_t len)
 {
@@ -19,80 +21,96 @@ int redact_is_secret_name(const char *name, size_t len)
     return 0;
 }
 
-/* In place: scheme://user:password@host -> scheme://[redacted]@host */
-static void url_credentials(char *s)
+/* Replace s[start, end) with `with`; returns the (possibly moved) string. */
+static char *splice(char *s, size_t start, size_t end, const char *with)
 {
-    for (char *p = strstr(s, "://"); p; p = strstr(p + 3, "://")) {
-        char *start = p + 3, *end = start;
-        while (*end && !strchr("/@ \t\"'", *end)) end++;
-        if (*end != '@' || end == start) continue;
-        const char *mark = "[redacted]";
-        size_t ml = strlen(mark), old = (size_t)(end - start);
-        if (ml <= old) {
-            memcpy(start, mark, ml);
-            memmove(start + ml, end, strlen(end) + 1);
-        } else {
-            continue;  /* never grow the buffer: too short to hold a real credential anyway */
-        }
-    }
+    size_t len = strlen(s), wl = strlen(with);
+    char *n = malloc(len - (end - start) + wl + 1);
+    memcpy(n, s, start);
+    memcpy(n + start, with, wl);
+    memcpy(n + start + wl, s + end, len - end + 1);
+    free(s);
+    return n;
 }
 
-/* NAME=value and --name=value where NAME looks secret: value -> [redacted] (in place). */
-static void assignments(char *s)
+static int value_char(char c) { return c && !isspace((unsigned char)c) && !strchr("\"'`|,;)", c); }
+
+/* scheme://user:password@host -> scheme://[redacted]@host */
+static char *url_credentials(char *s)
 {
-    for (char *eq = strchr(s, '='); eq; eq = strchr(eq + 1, '=')) {
-        char *n = eq;
-        while (n > s && (isalnum((unsigned char)n[-1]) || n[-1] == '_' || n[-1] == '-')) n--;
-        if (n == eq || !redact_is_secret_name(n, (size_t)(eq - n))) continue;
-        char *v = eq + 1, *ve = v;
-        while (*ve && !isspace((unsigned char)*ve) && *ve != '"' && *ve != '\'' && *ve != ',') ve++;
-        const char *mark = "[redacted]";
-        size_t ml = strlen(mark), old = (size_t)(ve - v);
-        if (old == 0) continue;
-        if (ml <= old) {
-            memcpy(v, mark, ml);
-            memmove(v + ml, ve, strlen(ve) + 1);
-        } else {
-            memset(v, '*', old);
-        }
+    for (char *p = strstr(s, "://"); p; p = strstr(s + (p - s) + 3, "://")) {
+        size_t at = (size_t)(p - s), start = at + 3, end = start;
+        while (s[end] && !strchr("/@ \t\"'`|", s[end])) end++;
+        if (s[end] == '@' && end > start && strncmp(s + start, mark, strlen(mark))) s = splice(s, start, end, mark);
+        p = s + at;
     }
+    return s;
 }
 
-char *redact_text(const char *in, const struct redact_opts *o)
+/* NAME=value and --name=value where NAME looks secret: value -> [redacted]. */
+static char *assignments(char *s)
 {
-    size_t cap = strlen(in) * 2 + 64;
-    char *s = malloc(cap);
-    strcpy(s, in);
-    url_credentials(s);
-    assignments(s);
-    /* Home directories: the reader's $HOME, and any /home/NAME or /Users/NAME. */
+    for (size_t i = 0; s[i]; i++) {
+        if (s[i] != '=') continue;
+        size_t n = i;
+        while (n > 0 && (isalnum((unsigned char)s[n - 1]) || s[n - 1] == '_' || s[n - 1] == '-')) n--;
+        if (n == i || !redact_is_secret_name(s + n, i - n)) continue;
+        size_t ve = i + 1;
+        while (value_char(s[ve])) ve++;
+        if (ve == i + 1 || !strncmp(s + i + 1, mark, strlen(mark))) continue;
+        s = splice(s, i + 1, ve, mark);
+    }
+    return s;
+}
+
+static char *homes(char *s)
+{
     const char *home = getenv("HOME");
-    const char *prefixes[] = { home && strlen(home) > 1 ? home : NULL, "/home/", "/Users/" };
-    for (size_t k = 0; k < 3; k++) {
-        if (!prefixes[k]) continue;
-        for (char *p = strstr(s, prefixes[k]); p; p = strstr(p + 1, prefixes[k])) {
-            char *end = p + strlen(prefixes[k]);
-            if (k > 0) while (*end && *end != '/' && !isspace((unsigned char)*end) && *end != '"') end++;
-            else if (*end && *end != '/' && !isspace((unsigned char)*end) && *end != '"') continue;
-            *p = '~';
-            memmove(p + 1, end, strlen(end) + 1);
+    if (home && strlen(home) > 1) {
+        size_t hl = strlen(home);
+        for (char *p = strstr(s, home); p; p = strstr(s + (p - s) + 1, home)) {
+            char c = p[hl];
+            if (c && c != '/' && value_char(c)) continue;
+            size_t at = (size_t)(p - s);
+            s = splice(s, at, at + hl, "~");
+            p = s + at;
         }
     }
+    static const char *const bases[] = { "/home/", "/Users/" };
+    for (size_t k = 0; k < 2; k++)
+        for (char *p = strstr(s, bases[k]); p; p = strstr(s + (p - s) + 1, bases[k])) {
+            size_t at = (size_t)(p - s), end = at + strlen(bases[k]);
+            while (s[end] && s[end] != '/' && value_char(s[end])) end++;
+            s = splice(s, at, end, "~");
+            p = s + at;
+        }
+    return s;
+}
+
+static char *hosts(char *s, const struct redact_opts *o)
+{
     for (int h = 0; o && h < o->nhosts; h++) {
         const char *host = o->hosts[h];
         size_t hl = strlen(host);
         if (!hl) continue;
         char repl[32];
         snprintf(repl, sizeof repl, "host-%d", h + 1);
-        size_t rl = strlen(repl);
-        for (char *p = strstr(s, host); p; p = strstr(p + 1, host)) {
+        for (char *p = strstr(s, host); p; p = strstr(s + (p - s) + 1, host)) {
+            size_t at = (size_t)(p - s);
             /* whole names only: "vm" must not eat the "vm" inside another word */
-            if ((p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '.')) || isalnum((unsigned char)p[hl])) continue;
-            size_t need = strlen(s) - hl + rl + 1;
-            if (need > cap) break;
-            memmove(p + rl, p + hl, strlen(p + hl) + 1);
-            memcpy(p, repl, rl);
+            if ((at && (isalnum((unsigned char)s[at - 1]) || s[at - 1] == '.')) || isalnum((unsigned char)s[at + hl])) continue;
+            s = splice(s, at, at + hl, repl);
+            p = s + at;
         }
     }
     return s;
+}
+
+char *redact_text(const char *in, const struct redact_opts *o)
+{
+    char *s = strdup(in);
+    s = url_credentials(s);
+    s = assignments(s);
+    s = homes(s);
+    return hosts(s, o);
 }
