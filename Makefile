@@ -90,5 +90,13 @@ install: all
 	install -m 0644 $(BUILD)/libcudashim.so $(DESTDIR)$(PREFIX)/lib/libcudashim.so
 	install -m 0644 docs/cudashim.1 $(DESTDIR)$(PREFIX)/share/man/man1/cudashim.1
 
+# Fuzz the device-code parser (clang's libFuzzer, ASan + UBSan). FUZZ_SECONDS=60 by default.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@mkdir -p $(BUILD)/fuzz-corpus
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -o $(BUILD)/fuzz_fatbin \
+	    tests/fuzz/fuzz_fatbin.c shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
+	$(BUILD)/fuzz_fatbin -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus tests/fixtures/fatbin
+
 clean:
 	rm -rf build build-asan

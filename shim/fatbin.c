@@ -95,7 +95,7 @@ static size_t skip(const char *t, size_t i, size_t n)
         if (i + 1 < n && t[i] == '/' && t[i + 1] == '*') {
             i += 2;
             while (i + 1 < n && !(t[i] == '*' && t[i + 1] == '/')) i++;
-            i += 2;
+            i = i + 2 <= n ? i + 2 : n;  /* an unterminated comment ends the text */
             continue;
         }
         return i;

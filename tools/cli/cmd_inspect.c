@@ -185,7 +185,11 @@ int cmd_inspect(int argc, char **argv)
         printf("%s%s%s\n", c_bold(), home_tilde(file, tmp, sizeof tmp), c_reset());
         enum cs_image kind = cs_image_kind(b, len);
         size_t used;
-        if (kind == CS_IMG_CONTAINER) { what = "fatbin"; scan_section(&s, b, len, "module"); (void)used; }
+        if (kind == CS_IMG_CONTAINER) {
+            what = "fatbin";
+            /* the first container must parse; anything after it is scanned like a section */
+            if (!scan_container(&s, b, len, &used, "module") && used < len) scan_section(&s, b + used, len - used, "module");
+        }
         else if (kind == CS_IMG_CUBIN || kind == CS_IMG_PTX) {
             struct cs_entry e;
             int ok = kind == CS_IMG_CUBIN ? cs_cubin_entry(b, len, &e) : cs_ptx_entry((const char *)b, len, &e);
