@@ -67,7 +67,7 @@ static json_t **sorted_calls(const struct trace *t, size_t *n)
 
 static void print_call(const char *tag, const struct trace *t, json_t *c)
 {
-    printf("    %s %-28s -> %s (%lld)%s%s  at +%.3fs\n", tag, jstr(c, "api"),
+    printf("    %-4s %-28s -> %s (%lld)%s%s  at +%.3fs\n", tag, jstr(c, "api"),
            *jstr(c, "result_name") ? jstr(c, "result_name") : "?", jint(c, "result", 0),
            *jstr(c, "symbol") ? " symbol " : "", jstr(c, "symbol"),
            (double)(jint(c, "ts_ns", 0) - t->start_mono_ns) / 1e9);

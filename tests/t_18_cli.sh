@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The cudashim command: golden outputs on fixture traces (report, several ranks, --json, diff,
+# bugreport), then live runs: run's exit status, Chrome export, planted secrets, bad traces,
+# --help everywhere, 100 columns, no colour when not on a terminal.
+. "$(dirname "$0")/lib.sh"
+need_python
+CLI="$BUILD/cudashim"
+[ -x "$CLI" ] || fail "no $CLI"
+# Golden: tests/golden/update.sh rewrites these after an intended change.
+mkdir -p "$TMP/golden"
+"$ROOT/tests/golden/commands.sh" "$BUILD" "$TMP/golden"
+for want in "$ROOT"/tests/golden/*.out; do
+    diff -u "$want" "$TMP/golden/$(basename "$want")" || fail "golden output differs: $(basename "$want")"
+done
+for f in "$TMP"/golden/report-*.out "$TMP"/golden/diff-*.out; do
+    [[ $f == *json* ]] && continue
+    awk -v f="$f" 'length > 100 { print f ": a line of " length " columns"; bad = 1 } END { exit bad }' "$f" || fail "over 100 columns"
+done
+grep -q $'\033' "$TMP"/golden/*.out && fail "colour codes in output that is not a terminal"
+python3 - "$TMP/golden/report-json-ranks.out" <<'PY' || fail "report --json"
+import json, sys
+text = open(sys.argv[1]).read().rsplit("exit", 1)[0]
+d = json.loads(text)
+assert len(d["traces"]) == 2 and d["differences"], d.keys()
+assert any(x["what"] == "nccl version" for x in d["differences"])
+PY
+
+# Live: a broken stack gives exit 1 and names the finding; a healthy one exits 0.
+compile path_linked tests/programs/path_linked.c -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
+mkdir -p "$TMP/ok" "$TMP/broken"
+CUDASHIM_TRACE_DIR="$TMP/ok" with_shim ./path_linked >/dev/null 2>&1 || true
+"$CLI" report "$TMP/ok" >"$TMP/ok.txt" || fail "report on a healthy trace should exit 0"
+grep -q "cuMemAlloc_v2 -> CUDA_ERROR_OUT_OF_MEMORY (2) x1" "$TMP/ok.txt" || { cat "$TMP/ok.txt"; fail "failing calls grouped"; }
+compile load_libs tests/programs/load_libs.c -ldl
+CUDASHIM_TRACE_DIR="$TMP/broken" FAKE_CUDA_FAIL=cuInit=803 LD_LIBRARY_PATH="$FAKES" with_shim ./load_libs cuda >/dev/null 2>&1 || true
+set +e; "$CLI" report "$TMP/broken" >"$TMP/broken.txt"; rc=$?; set -e
+assert_eq "$rc" 1 "report exit status with an error finding"
+grep -q "driver-kernel-mismatch" "$TMP/broken.txt" || fail "report does not show the finding"
+
+# Chrome export: valid JSON with the fields Perfetto needs; the failing call is marked.
+"$CLI" export --chrome "$(ls "$TMP"/ok/*.jsonl)" -o "$TMP/trace.json"
+python3 - "$TMP/trace.json" <<'PY' || fail "Chrome export"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+calls = [e for e in ev if e["ph"] == "X"]
+assert calls and all({"name", "ts", "dur", "pid", "tid", "cat"} <= e.keys() for e in calls)
+assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in ev)
+assert any(e.get("args", {}).get("failed") and e["name"] == "cuMemAlloc_v2" for e in calls)
+assert any(e["ph"] == "i" and e["name"].startswith("FAILED cuLaunchKernel") for e in ev)
+PY
+
+# bugreport: none of the planted secrets survives; the home directory becomes ~.
+mkdir -p "$TMP/secret"
+HOME=/home/alice CUDA_HOME="https://bob:hunter2@example.com/cuda" LD_LIBRARY_PATH="$FAKES:/home/alice/lib" \
+    HF_TOKEN=hf_planted1 CUDASHIM_TRACE_DIR="$TMP/secret" with_shim ./load_libs cuda --api-key planted2 \
+    WANDB_API_KEY=planted3 --password=planted4 "https://carol:planted5@host/x" >/dev/null 2>&1 || true
+HOME=/home/alice "$CLI" bugreport --hide-hosts "$TMP/secret" >"$TMP/report.md"
+for s in planted1 planted2 planted3 planted4 planted5 hunter2 alice "$(hostname)"; do
+    grep -q -- "$s" "$TMP/report.md" && { cat "$TMP/report.md"; fail "bugreport leaks '$s'"; }
+done
+grep -q '`~/lib`\|:~/lib' "$TMP/report.md" || fail "home directory not written as ~"
+
+# run: traces in the output directory, one per process and rank; the exit status is the program's.
+set +e
+"$CLI" run -q -o "$TMP/run1" -- sh -c 'exit 7'; rc=$?
+set -e
+assert_eq "$rc" 7 "run passes the exit status through"
+rc=$(bash -c '"$0" run -q -o "$1" -- sh -c "kill -SEGV \$\$"; echo $?' "$CLI" "$TMP/run2" 2>/dev/null)
+assert_eq "$rc" 139 "run dies of the program's signal"
+LD_LIBRARY_PATH="$FAKES" "$CLI" run -o "$TMP/run3" -- sh -c "RANK=0 ./load_libs cuda & RANK=1 ./load_libs cuda; wait" \
+    >/dev/null 2>"$TMP/run3.err" || fail "run of two ranks"
+ls "$TMP"/run3/cudashim-*-rank0-*.jsonl "$TMP"/run3/cudashim-*-rank1-*.jsonl >/dev/null || fail "one trace per rank: $(ls "$TMP/run3")"
+grep -q "ACROSS" "$TMP/run3.err" || fail "run prints the report of every process"
+# A CPU-only program under run: the no-cuda-loaded finding, exit status still the program's.
+"$CLI" run -o "$TMP/run4" -- true 2>"$TMP/run4.err" || fail "run true"
+grep -q "no-cuda-loaded" "$TMP/run4.err" || { cat "$TMP/run4.err"; fail "run of a program that never loads CUDA"; }
+
+# Bad traces: garbage in the middle names file:line; a cut last line is tolerated; a newer format is refused.
+t=$(ls "$TMP"/ok/*.jsonl)
+{ head -n 2 "$t"; echo "this is not json"; tail -n 1 "$t"; } >"$TMP/garbage.jsonl"
+set +e; "$CLI" report "$TMP/garbage.jsonl" >/dev/null 2>"$TMP/err"; rc=$?; set -e
+assert_eq "$rc" 3 "garbage trace exit status"
+grep -q "garbage.jsonl:3:" "$TMP/err" || { cat "$TMP/err"; fail "error does not name file:line"; }
+{ cat "$t"; printf '{"type":"call","api":"cuIn'; } >"$TMP/cut.jsonl"
+"$CLI" report "$TMP/cut.jsonl" >"$TMP/cut.txt" || fail "a cut last line must be tolerated"
+grep -q "last line was cut" "$TMP/cut.txt" || fail "the cut line is not mentioned"
+sed '1s/"version":1/"version":99/' "$t" >"$TMP/future.jsonl"
+set +e; "$CLI" report "$TMP/future.jsonl" >/dev/null 2>"$TMP/err"; rc=$?; set -e
+assert_eq "$rc" 3 "a newer trace format is refused"
+grep -q "version 99" "$TMP/err" || fail "the refusal names the version"
+
+# --help on every subcommand.
+for c in run report diff export inspect bugreport; do
+    "$CLI" $c --help | grep -q "usage: cudashim $c" || fail "$c --help"
+done
+"$CLI" --help | grep -q bugreport || fail "cudashim --help"
+set +e; "$CLI" frobnicate >/dev/null 2>&1; rc=$?; set -e
+assert_eq "$rc" 2 "unknown command"
+echo ok
