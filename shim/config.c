@@ -85,6 +85,7 @@ void cs_config_load(void)
         case CS_CFG_TRACE_ALL: cs_cfg.trace_all = b; break;
         case CS_CFG_RING_SIZE: cs_cfg.ring_size = n; break;
         case CS_CFG_SUMMARY: cs_cfg.summary = b; break;
+        case CS_CFG_STDERR: cs_cfg.stderr_on = b; break;
         case CS_CFG_MAX_ERRORS_PER_API: cs_cfg.max_errors_per_api = n; break;
         case CS_CFG_CLOCK: cs_cfg.clock = s; break;
         case CS_CFG_CRASH_HANDLER: cs_cfg.crash_handler = b; break;

@@ -6,6 +6,7 @@ CS_VAR(TRACE_FILE,         STRING,  "cudashim-%h-%p.jsonl",  "Trace file name te
 CS_VAR(TRACE_DIR,          STRING,  ".",                     "Directory for relative trace file names.")
 CS_VAR(TRACE_ALL,          BOOL,    "0",                     "1: write every call, not only failing and key calls.")
 CS_VAR(RING_SIZE,          COUNT,   "4096",                  "Calls kept per thread in the flight recorder (rounded up to a power of two; ALL mode uses at least 65536).")
+CS_VAR(STDERR,             BOOL,    "1",                     "0: write nothing on stderr (no summary, findings or crash note); `cudashim run` sets it and prints the report itself.")
 CS_VAR(SUMMARY,            BOOL,    "0",                     "1: print the human summary to stderr at exit even when nothing failed.")
 CS_VAR(MAX_ERRORS_PER_API, COUNT,   "1000",                  "Failing calls written per API before the rest are only counted (the summary counts all).")
 CS_VAR(CLOCK,              ENUM,    "auto",                  "Timestamp source: auto (TSC when invariant, else clock_gettime), tsc, or monotonic.")

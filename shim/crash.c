@@ -279,7 +279,7 @@ static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
     cs_put(&m, signal_name(sig));
     if (self && self->depth) { cs_put(&m, " inside "); cs_put(&m, cs_api_name(self->current)); }
     cs_put(&m, "; crash record with backtrace and last calls in "); cs_put(&m, cs_trace_path()); cs_put(&m, "\n");
-    (void)!write(2, msg, m.len);
+    if (cs_cfg.stderr_on) (void)!write(2, msg, m.len);
 }
 
 /* --- chaining: die as the program would have died without us -------------------------- */

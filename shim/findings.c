@@ -71,7 +71,7 @@ void cs_findings_stderr(void)
             cs_put(&m, "] "); cs_put(&m, kept[i].summary); cs_put(&m, "\n  fix: "); cs_put(&m, kept[i].fix);
             cs_put(&m, "\n");
         }
-    if (m.len) {
+    if (m.len && cs_cfg.stderr_on) {
         cs_put(&m, "  (details: docs/diagnoses.md; trace: "); cs_put(&m, cs_trace_path()); cs_put(&m, ")\n");
         (void)!write(2, msg, m.len);
     }

@@ -27,7 +27,7 @@ struct cs_var {
 };
 extern const struct cs_var cs_vars[CS_CFG_COUNT];
 struct cs_config {
-    int disable, trace_all, summary, crash_handler, crash_selftest, expect_gpu;
+    int disable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
     uint64_t ring_size, max_errors_per_api;
     const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file;
 };

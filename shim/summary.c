@@ -62,7 +62,7 @@ void cs_summary_write(void)
     }
     cs_write_line(line, b.len);
 
-    if (!failed && !dropped && !cs_cfg.summary)
+    if ((!failed && !dropped && !cs_cfg.summary) || !cs_cfg.stderr_on)
         return;
     char msg[4096];
     struct cs_buf m = { msg, 0, sizeof msg - 1 };

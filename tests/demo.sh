@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# `make demo`: a program on the fake driver (no GPU needed), run under the shim, with a broken
-# "upgrade": the driver reports CUDA 12.2 and one allocation asks for more memory than exists.
+# `make demo`: the main job on a machine without a GPU. A CUDA program runs on the fake driver
+# under `cudashim run`, after a broken "upgrade": the program was built with the CUDA 13 runtime
+# (NVIDIA's real libcudart.so.13 when /usr/local/cuda has it), but the driver only supports CUDA
+# 12.2. The report at the end says why it fails and what to do.
 set -eu
 BUILD="$(cd "${1:-build}" && pwd)"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+CUDA="${CUDA:-/usr/local/cuda}"
 OUT="$BUILD/demo"
-mkdir -p "$OUT" && rm -f "$OUT"/cudashim-*.jsonl
-${CC:-cc} -O1 -o "$OUT/path_linked" "$ROOT/tests/programs/path_linked.c" -L"$BUILD/fakes" -lcuda -Wl,-rpath,"$BUILD/fakes"
-echo "== running a CUDA program under the shim (fake driver, CUDA 12.2) =="
+rm -rf "$OUT" && mkdir -p "$OUT"
+if [ -e "$CUDA/lib64/libcudart.so.13" ] && [ -f "$CUDA/include/cuda_runtime_api.h" ]; then
+    ${CC:-cc} -O1 -o "$OUT/app" "$ROOT/tests/programs/path_cudart.c" -I"$CUDA/include" -L"$CUDA/lib64" -lcudart -Wl,-rpath,"$CUDA/lib64"
+    what="a program linked with NVIDIA's libcudart.so.13"
+else
+    ${CC:-cc} -O1 -o "$OUT/app" "$ROOT/tests/programs/path_linked.c" -L"$BUILD/fakes" -lcuda -Wl,-rpath,"$BUILD/fakes"
+    what="a program linked with -lcuda (no toolkit here, so no real runtime)"
+fi
+echo "== $what, on a fake driver that supports CUDA 12.2 =="
+echo "\$ cudashim run -o $OUT/traces -- ./app"
 set +e
-( cd "$OUT" && FAKE_CUDA_DRIVER_VERSION=12020 CUDASHIM_TRACE_DIR="$OUT" LD_PRELOAD="$BUILD/libcudashim.so" ./path_linked )
-echo "== program exit status: $? (3 is the program's own) =="
+( cd "$OUT" && LD_LIBRARY_PATH="$BUILD/fakes" FAKE_CUDA_DRIVER_VERSION=12020 NO_COLOR=${NO_COLOR:-} \
+      "$BUILD/cudashim" run -o "$OUT/traces" -- ./app )
+rc=$?
 set -e
-echo "== trace: $(ls "$OUT"/cudashim-*.jsonl) =="
-cat "$OUT"/cudashim-*.jsonl
+echo "== exit status $rc: the program's own =="
+echo "== the trace: $(ls "$OUT"/traces/*.jsonl); read it again with: $BUILD/cudashim report $OUT/traces =="

@@ -100,6 +100,7 @@ int cmd_run(int argc, char **argv)
     if (!getenv("CUDASHIM_TRACE_FILE")) setenv("CUDASHIM_TRACE_FILE", "cudashim-%h-%R%p.jsonl", 1);
     if (!getenv("CUDASHIM_EXPECT_GPU")) setenv("CUDASHIM_EXPECT_GPU", "1", 1);
     if (all) setenv("CUDASHIM_TRACE_ALL", "1", 1);
+    if (!quiet && !getenv("CUDASHIM_STDERR")) setenv("CUDASHIM_STDERR", "0", 1);  /* the report says it all */
 
     fflush(stdout);
     pid_t pid = fork();
