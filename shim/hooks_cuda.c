@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "inventory.h"
+#include "devcode.h"
 
 void cs_hook_cuDriverGetVersion(struct cs_thread *t, struct cs_event *ev, void *version)
 {
@@ -48,8 +49,10 @@ void cs_hook_cuDeviceComputeCapability(struct cs_thread *t, struct cs_event *ev,
                                        int32_t dev)
 {
     cs_extra(t, "\"device\":%d", dev);
-    if (ev->result == 0 && major && minor)
+    if (ev->result == 0 && major && minor) {
         cs_extra(t, "\"compute_capability\":\"%d.%d\"", *(int *)major, *(int *)minor);
+        cs_devcode_note_cc(*(int *)major * 10 + *(int *)minor);
+    }
 }
 
 /* Compute capability is the one device attribute every diagnosis needs: write those two. */
@@ -59,7 +62,12 @@ void cs_hook_cuDeviceGetAttribute(struct cs_thread *t, struct cs_event *ev, void
     if (attr != ATTR_CC_MAJOR && attr != ATTR_CC_MINOR) return;
     cs_extra(t, "\"device\":%d,\"attribute\":\"%s\"", dev,
              attr == ATTR_CC_MAJOR ? "COMPUTE_CAPABILITY_MAJOR" : "COMPUTE_CAPABILITY_MINOR");
-    if (ev->result == 0 && value) cs_extra(t, "\"value\":%d", *(int *)value);
+    if (ev->result == 0 && value) {
+        static int major;
+        cs_extra(t, "\"value\":%d", *(int *)value);
+        if (attr == ATTR_CC_MAJOR) major = *(int *)value;
+        else if (major) cs_devcode_note_cc(major * 10 + *(int *)value);
+    }
     t->force_write = 1;
 }
 

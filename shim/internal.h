@@ -29,7 +29,7 @@ extern const struct cs_var cs_vars[CS_CFG_COUNT];
 struct cs_config {
     int disable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
     uint64_t ring_size, max_errors_per_api;
-    const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file;
+    const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches;
 };
 extern struct cs_config cs_cfg;
 void cs_config_load(void);
@@ -87,6 +87,16 @@ void cs_crash_install(void);
 void cs_crash_thread_init(void);
 void cs_crash_thread_exit(void);
 void cs_crash_exit_note(void);
+
+/* driver_ask.c: the shim's own driver calls, counted apart */
+extern uint64_t _Atomic cs_own_calls[CS_API_TOTAL];
+void cs_own_count(int idx);
+int cs_ask_ctx_device(int *dev);
+int cs_ask_attribute(int *v, int attr, int dev);
+int cs_ask_driver_version(int *v);
+int cs_ask_func_name(const char **name, void *f);
+int cs_ask_stream_sync(void *stream);
+int cs_ask_mem_info(size_t *free_b, size_t *total_b);
 
 /* summary.c */
 void cs_summary_write(void);

@@ -218,6 +218,7 @@ static void ask_version(struct cs_library *l, const struct family *f)
     if (!h) return;
     cs_dlsym_fn sym = cs_real_dlsym();
     void *fn = sym(h, f->fn);
+    if (fn && !strcmp(f->kind, "driver")) cs_own_count(cs_api_find(&cs_api_cuda, f->fn));
     if (fn) {
         int a = 0, b = 0, c = 0;
         switch (f->how) {

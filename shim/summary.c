@@ -45,6 +45,13 @@ void cs_summary_write(void)
             first = 0;
             cs_put_str(&b, cs_api_name(i)); cs_put(&b, ":"); cs_put_u64(&b, errors[i]);
         }
+    cs_put(&b, "},\"own_calls\":{");
+    for (int i = 0, first = 1; i < CS_API_TOTAL; i++)
+        if (atomic_load(&cs_own_calls[i])) {
+            if (!first) cs_put(&b, ",");
+            first = 0;
+            cs_put_str(&b, cs_api_name(i)); cs_put(&b, ":"); cs_put_u64(&b, atomic_load(&cs_own_calls[i]));
+        }
     cs_put(&b, "},\"total_calls\":"); cs_put_u64(&b, total);
     cs_put(&b, ",\"total_errors\":"); cs_put_u64(&b, failed);
     cs_put(&b, ",\"dropped\":"); cs_put_u64(&b, dropped);

@@ -85,10 +85,12 @@ static struct cs_thread *thread_create(void)
         t = map(sizeof *t);
         struct cs_ring *r = map(sizeof *r + n * sizeof(struct cs_event));
         uint64_t *counts = map(2 * CS_API_TOTAL * sizeof(uint64_t));
-        if (!t || !r || !counts)
+        struct cs_launch *launch = map(n * sizeof(struct cs_launch));
+        if (!t || !r || !counts || !launch)
             return NULL;  /* out of memory: this thread's calls pass through unrecorded */
         r->mask = n - 1;
         t->ring = r;
+        t->launch = launch;
         t->calls = counts;
         t->errors = counts + CS_API_TOTAL;
         struct cs_thread *head = atomic_load(&threads);

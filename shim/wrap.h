@@ -66,6 +66,17 @@ struct cs_ring {
     struct cs_event ev[];
 };
 
+/* A launch, kept in a side ring parallel to the call ring (same index): read on failures, by
+ * the async-error search and by the ALL-mode writer. */
+struct cs_launch {
+    void *f;                     /* CUfunction, CUkernel, or CUgraphExec for graph launches */
+    void *stream;
+    uint64_t ts;
+    uint32_t seq;
+    uint32_t grid[3], block[3], shmem;
+    uint8_t graph;
+};
+
 struct cs_thread {
     int depth;                   /* > 0 while inside a wrapper: nested calls go straight through */
     int current;                 /* global index of the API the thread is inside (valid while depth) */
@@ -73,6 +84,7 @@ struct cs_thread {
     int lossless;                /* ALL mode: never overwrite unwritten events */
     int _Atomic dead;
     struct cs_ring *ring;
+    struct cs_launch *launch;    /* [ring->mask + 1] */
     uint64_t *calls;             /* [CS_API_TOTAL] */
     uint64_t *errors;            /* [CS_API_TOTAL] */
     uint64_t dropped;

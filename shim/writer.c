@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "inventory.h"
+#include "devcode.h"
 
 static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
 static int trace_fd = -1;
@@ -213,6 +214,10 @@ size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct c
 
 void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
 {
+    /* A sticky asynchronous error reported by a copy, an event or any other call (the sync calls
+     * have hooks that know the stream). */
+    if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && !(api->classes[ev->api - api->base] & CS_CLASS_SYNC))
+        cs_async_error(t, ev, NULL, 0);
     if ((ev->flags & CS_EV_FAILED) && !t->force_write &&
         atomic_fetch_add(&written_errors[ev->api], 1) >= cs_cfg.max_errors_per_api) {
         atomic_fetch_add(&cs_suppressed, 1);
@@ -254,7 +259,10 @@ static int drain(void)
             if (ev->flags & CS_EV_WRITTEN) continue;
             if (sizeof buf - len < 1024) { cs_write_line(buf, len); len = 0; }
             struct cs_api *api = cs_api_of(ev->api);
-            if (api) len += cs_format_event(buf + len, sizeof buf - len, api, ev, t->tid, NULL, 0);
+            char extra[600];
+            int elen = api && (api->classes[ev->api - api->base] & CS_CLASS_LAUNCH) && ev->arg
+                           ? cs_launch_extra(t, ev, extra, sizeof extra) : 0;
+            if (api) len += cs_format_event(buf + len, sizeof buf - len, api, ev, t->tid, extra, elen);
             any = 1;
         }
         atomic_store_explicit(&r->tail, h, memory_order_release);

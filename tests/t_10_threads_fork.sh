@@ -9,7 +9,12 @@ FAKE_CUDA_COUNTS="$TMP/counts" CUDASHIM_TRACE_ALL=1 with_shim ./threads_fork 200
 child=$(sed -n 's/.*child pid \([0-9]*\).*/\1/p' err)
 parent_trace=$(ls "$TMP"/cudashim-*.jsonl | grep -v -- "-$child.jsonl")
 child_trace=$(ls "$TMP"/cudashim-*-"$child".jsonl) || fail "the forked child wrote no trace"
-assert_eq "$(q summary "$parent_trace")" "cuDeviceGet 160000" "parent counts"
+# The parent never asked the driver's version: the shim asks once at exit for the inventory,
+# counted apart as its own call (q summary adds own_calls to the program's calls).
+assert_eq "$(q summary "$parent_trace")" "cuDeviceGet 160000
+cuDriverGetVersion 1" "parent counts"
+assert_eq "$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]['calls'])" "$parent_trace")" \
+    "{'cuDeviceGet': 160000}" "parent: the program's own calls only"
 assert_eq "$(q summary "$child_trace")" "cuDriverGetVersion 5" "child counts: only its own calls"
 assert_eq "$(q field "$child_trace" header forked_from)" "$(q field "$parent_trace" header pid)" "child header names its parent"
 dropped=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]['dropped'])" "$parent_trace")

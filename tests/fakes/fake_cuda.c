@@ -10,6 +10,8 @@
  *   FAKE_CUDA_CRASH    name                      SIGSEGV inside that function
  *   FAKE_CUDA_BLOCK    name=seconds              sleep inside that function
  *   FAKE_CUDA_COUNTS   path                      at exit, write "name count" for every call received
+ *   FAKE_CUDA_FAULT_KERNEL name                  a launch of the kernel with this name makes the context
+ *                                                sticky with 700 (ILLEGAL_ADDRESS), as a faulting kernel does
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -188,6 +190,7 @@ FAKE_EXPORT uint32_t cuDeviceGetAttribute(void *value, uint32_t attr, int32_t de
     case 1: v = 1024; break;         /* MAX_THREADS_PER_BLOCK */
     case 2: case 3: v = 1024; break; /* MAX_BLOCK_DIM_X/Y */
     case 4: v = 64; break;
+    case 8: v = 49152; break;        /* MAX_SHARED_MEMORY_PER_BLOCK */
     case 16: v = 132; break;         /* MULTIPROCESSOR_COUNT */
     }
     *(int *)value = v;
@@ -234,23 +237,87 @@ FAKE_EXPORT uint32_t cuGetErrorString(uint32_t err, void *out)
     return 0;
 }
 
-FAKE_EXPORT uint32_t cuCtxSynchronize(void) { ENTER(cuCtxSynchronize); return 0; }
+/* Device code: modules are counters, functions carry their names, and a kernel named by
+ * FAKE_CUDA_FAULT_KERNEL "faults": every later synchronising call returns 700, as the real
+ * driver's sticky error does. */
+struct fake_func { char name[128]; };
+static struct fake_func funcs[256];
+static int _Atomic nfuncs, nmods, sticky;
+
+static struct fake_func *func_of(void *f)
+{
+    struct fake_func *p = f;
+    return p >= funcs && p < funcs + atomic_load(&nfuncs) ? p : NULL;
+}
+
+static uint32_t new_module(void **out)
+{
+    if (!out) return 1;
+    *out = (void *)(uintptr_t)(0x1000 * (1 + atomic_fetch_add(&nmods, 1)));
+    return 0;
+}
+
+static uint32_t new_function(void **out, const char *name)
+{
+    int i = atomic_fetch_add(&nfuncs, 1);
+    if (!out || !name || i >= 256) return 1;
+    snprintf(funcs[i].name, sizeof funcs[i].name, "%s", name);
+    *out = &funcs[i];
+    return 0;
+}
+
+FAKE_EXPORT uint32_t cuModuleLoadData(void **module, const void *image)
+{ (void)image; ENTER(cuModuleLoadData); return new_module(module); }
+FAKE_EXPORT uint32_t cuModuleLoadDataEx(void **module, const void *image, uint32_t n, void *o, void *v)
+{ (void)image, (void)n, (void)o, (void)v; ENTER(cuModuleLoadDataEx); return new_module(module); }
+FAKE_EXPORT uint32_t cuLibraryLoadData(void **library, const void *code, void *a, void *b, uint32_t c, void *d, void *e,
+                                       uint32_t f)
+{ (void)code, (void)a, (void)b, (void)c, (void)d, (void)e, (void)f; ENTER(cuLibraryLoadData); return new_module(library); }
+FAKE_EXPORT uint32_t cuModuleGetFunction(void **f, void *module, const char *name)
+{ (void)module; ENTER(cuModuleGetFunction); return new_function(f, name); }
+FAKE_EXPORT uint32_t cuLibraryGetKernel(void **k, void *library, const char *name)
+{ (void)library; ENTER(cuLibraryGetKernel); return new_function(k, name); }
+FAKE_EXPORT uint32_t cuKernelGetFunction(void **f, void *kernel)
+{ ENTER(cuKernelGetFunction); if (!f || !func_of(kernel)) return 400; *f = kernel; return 0; }
+FAKE_EXPORT uint32_t cuFuncGetName(const char **name, void *f)
+{
+    ENTER(cuFuncGetName);
+    struct fake_func *p = func_of(f);
+    if (!name || !p) return 400;  /* CUDA_ERROR_INVALID_HANDLE */
+    *name = p->name;
+    return 0;
+}
+
+static uint32_t launch(void *f, uint32_t bx, uint32_t by, uint32_t bz)
+{
+    if (atomic_load(&sticky)) return (uint32_t)atomic_load(&sticky);
+    if ((uint64_t)bx * by * bz > 1024) return 1;
+    const char *fault = getenv("FAKE_CUDA_FAULT_KERNEL");
+    struct fake_func *p = func_of(f);
+    if (fault && p && !strcmp(p->name, fault)) atomic_store(&sticky, 700);
+    return 0;
+}
 
 FAKE_EXPORT uint32_t cuLaunchKernel(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                                     uint32_t bz, uint32_t smem, void *stream, void *params, void *extra)
 {
-    (void)f, (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
+    (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
     ENTER(cuLaunchKernel);
-    return (uint64_t)bx * by * bz > 1024 ? 1 : 0;
+    return launch(f, bx, by, bz);
 }
 
 FAKE_EXPORT uint32_t cuLaunchKernel_ptsz(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                                          uint32_t bz, uint32_t smem, void *stream, void *params, void *extra)
 {
-    (void)f, (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
+    (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
     ENTER(cuLaunchKernel_ptsz);
-    return (uint64_t)bx * by * bz > 1024 ? 1 : 0;
+    return launch(f, bx, by, bz);
 }
+
+FAKE_EXPORT uint32_t cuCtxSynchronize(void) { ENTER(cuCtxSynchronize); return (uint32_t)atomic_load(&sticky); }
+FAKE_EXPORT uint32_t cuStreamSynchronize(void *s) { (void)s; ENTER(cuStreamSynchronize); return (uint32_t)atomic_load(&sticky); }
+FAKE_EXPORT uint32_t cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n)
+{ (void)dst, (void)src, (void)n; ENTER(cuMemcpyDtoH_v2); return (uint32_t)atomic_load(&sticky); }
 
 /* The runtime asks for private tables. The fake answers with a table whose first word is its
  * size and whose entries all succeed and do nothing; FAKE_CUDA_NO_EXPORT_TABLE=1 refuses. */

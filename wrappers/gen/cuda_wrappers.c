@@ -1074,6 +1074,7 @@ CS_EXPORT uint32_t cuCtxSetSharedMemConfig(uint32_t config) { return cs_w_cuCtxS
 static uint32_t cs_d_cuCtxSetSharedMemConfig(uint32_t config) { return cs_w_cuCtxSetSharedMemConfig(CS_VIA_DLSYM, config); }
 static uint32_t cs_g_cuCtxSetSharedMemConfig(uint32_t config) { return cs_w_cuCtxSetSharedMemConfig(CS_VIA_PROCADDR, config); }
 
+void cs_hook_cuCtxSynchronize(struct cs_thread *t, struct cs_event *ev);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
@@ -1085,6 +1086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize(uint
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize, via, (uint32_t)r, t0);
+    cs_hook_cuCtxSynchronize(t, ev);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -2131,6 +2133,7 @@ CS_EXPORT uint32_t cuEventRecord_ptsz(void * hEvent, void * hStream) { return cs
 static uint32_t cs_d_cuEventRecord_ptsz(void * hEvent, void * hStream) { return cs_w_cuEventRecord_ptsz(CS_VIA_DLSYM, hEvent, hStream); }
 static uint32_t cs_g_cuEventRecord_ptsz(void * hEvent, void * hStream) { return cs_w_cuEventRecord_ptsz(CS_VIA_PROCADDR, hEvent, hStream); }
 
+void cs_hook_cuEventSynchronize(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuEventSynchronize(uint8_t via, void * hEvent)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -2142,6 +2145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventSynchronize(ui
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventSynchronize, via, (uint32_t)r, t0);
+    cs_hook_cuEventSynchronize(t, ev, hEvent);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -3792,6 +3796,7 @@ CS_EXPORT uint32_t cuGraphKernelNodeSetParams_v2(void * hNode, void * nodeParams
 static uint32_t cs_d_cuGraphKernelNodeSetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams_v2(CS_VIA_DLSYM, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphKernelNodeSetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams_v2(CS_VIA_PROCADDR, hNode, nodeParams); }
 
+void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch(uint8_t via, void * hGraph, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -3803,6 +3808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch(uint8_t
     uint32_t r = real(hGraph, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphLaunch, via, (uint32_t)r, t0);
+    cs_hook_cuGraphLaunch(t, ev, hGraph, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -3811,6 +3817,7 @@ CS_EXPORT uint32_t cuGraphLaunch(void * hGraph, void * hStream) { return cs_w_cu
 static uint32_t cs_d_cuGraphLaunch(void * hGraph, void * hStream) { return cs_w_cuGraphLaunch(CS_VIA_DLSYM, hGraph, hStream); }
 static uint32_t cs_g_cuGraphLaunch(void * hGraph, void * hStream) { return cs_w_cuGraphLaunch(CS_VIA_PROCADDR, hGraph, hStream); }
 
+void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch_ptsz(uint8_t via, void * hGraphExec, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -3822,6 +3829,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch_ptsz(ui
     uint32_t r = real(hGraphExec, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz, via, (uint32_t)r, t0);
+    cs_hook_cuGraphLaunch(t, ev, hGraphExec, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -4763,6 +4771,7 @@ CS_EXPORT uint32_t cuKernelGetAttribute(void * pi, uint32_t attrib, void * kerne
 static uint32_t cs_d_cuKernelGetAttribute(void * pi, uint32_t attrib, void * kernel, int32_t dev) { return cs_w_cuKernelGetAttribute(CS_VIA_DLSYM, pi, attrib, kernel, dev); }
 static uint32_t cs_g_cuKernelGetAttribute(void * pi, uint32_t attrib, void * kernel, int32_t dev) { return cs_w_cuKernelGetAttribute(CS_VIA_PROCADDR, pi, attrib, kernel, dev); }
 
+void cs_hook_cuKernelGetFunction(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetFunction(uint8_t via, void * pFunc, void * kernel)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -4774,6 +4783,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetFunction(u
     uint32_t r = real(pFunc, kernel);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetFunction, via, (uint32_t)r, t0);
+    cs_hook_cuKernelGetFunction(t, ev, pFunc, kernel);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -4896,6 +4906,7 @@ CS_EXPORT uint32_t cuLaunch(void * f) { return cs_w_cuLaunch(CS_VIA_LINKED, f); 
 static uint32_t cs_d_cuLaunch(void * f) { return cs_w_cuLaunch(CS_VIA_DLSYM, f); }
 static uint32_t cs_g_cuLaunch(void * f) { return cs_w_cuLaunch(CS_VIA_PROCADDR, f); }
 
+void cs_hook_cuLaunchCooperativeKernel(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKernel(uint8_t via, void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *);
@@ -4907,6 +4918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel, via, (uint32_t)r, t0);
+    cs_hook_cuLaunchCooperativeKernel(t, ev, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -4934,6 +4946,7 @@ CS_EXPORT uint32_t cuLaunchCooperativeKernelMultiDevice(void * launchParamsList,
 static uint32_t cs_d_cuLaunchCooperativeKernelMultiDevice(void * launchParamsList, uint32_t numDevices, uint32_t flags) { return cs_w_cuLaunchCooperativeKernelMultiDevice(CS_VIA_DLSYM, launchParamsList, numDevices, flags); }
 static uint32_t cs_g_cuLaunchCooperativeKernelMultiDevice(void * launchParamsList, uint32_t numDevices, uint32_t flags) { return cs_w_cuLaunchCooperativeKernelMultiDevice(CS_VIA_PROCADDR, launchParamsList, numDevices, flags); }
 
+void cs_hook_cuLaunchCooperativeKernel(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKernel_ptsz(uint8_t via, void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *);
@@ -4945,6 +4958,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz, via, (uint32_t)r, t0);
+    cs_hook_cuLaunchCooperativeKernel(t, ev, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5029,6 +5043,7 @@ CS_EXPORT uint32_t cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userD
 static uint32_t cs_d_cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc_ptsz(CS_VIA_DLSYM, hStream, fn, userData); }
 static uint32_t cs_g_cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc_ptsz(CS_VIA_PROCADDR, hStream, fn, userData); }
 
+void cs_hook_cuLaunchKernel(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel(uint8_t via, void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *, void *);
@@ -5040,6 +5055,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel(uint8_
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernel, via, (uint32_t)r, t0);
+    cs_hook_cuLaunchKernel(t, ev, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5048,6 +5064,7 @@ CS_EXPORT uint32_t cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY
 static uint32_t cs_d_cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel(CS_VIA_DLSYM, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel(CS_VIA_PROCADDR, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 
+void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx(uint8_t via, void * config, void * f, void * kernelParams, void * extra)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
@@ -5059,6 +5076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx(uint
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernelEx, via, (uint32_t)r, t0);
+    cs_hook_cuLaunchKernelEx(t, ev, config, f, kernelParams, extra);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5067,6 +5085,7 @@ CS_EXPORT uint32_t cuLaunchKernelEx(void * config, void * f, void * kernelParams
 static uint32_t cs_d_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_DLSYM, config, f, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_PROCADDR, config, f, kernelParams, extra); }
 
+void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx_ptsz(uint8_t via, void * config, void * f, void * kernelParams, void * extra)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
@@ -5078,6 +5097,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx_ptsz
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz, via, (uint32_t)r, t0);
+    cs_hook_cuLaunchKernelEx(t, ev, config, f, kernelParams, extra);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5086,6 +5106,7 @@ CS_EXPORT uint32_t cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelP
 static uint32_t cs_d_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_DLSYM, config, f, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_PROCADDR, config, f, kernelParams, extra); }
 
+void cs_hook_cuLaunchKernel(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel_ptsz(uint8_t via, void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *, void *);
@@ -5097,6 +5118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel_ptsz(u
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz, via, (uint32_t)r, t0);
+    cs_hook_cuLaunchKernel(t, ev, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5143,6 +5165,7 @@ CS_EXPORT uint32_t cuLibraryGetGlobal(void * dptr, void * bytes, void * library,
 static uint32_t cs_d_cuLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetGlobal(CS_VIA_DLSYM, dptr, bytes, library, name); }
 static uint32_t cs_g_cuLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetGlobal(CS_VIA_PROCADDR, dptr, bytes, library, name); }
 
+void cs_hook_cuLibraryGetKernel(struct cs_thread *t, struct cs_event *ev, void *, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernel(uint8_t via, void * pKernel, void * library, void * name)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
@@ -5154,6 +5177,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernel(ui
     uint32_t r = real(pKernel, library, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetKernel, via, (uint32_t)r, t0);
+    cs_hook_cuLibraryGetKernel(t, ev, pKernel, library, name);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5238,6 +5262,7 @@ CS_EXPORT uint32_t cuLibraryGetUnifiedFunction(void * fptr, void * library, void
 static uint32_t cs_d_cuLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cuLibraryGetUnifiedFunction(CS_VIA_DLSYM, fptr, library, symbol); }
 static uint32_t cs_g_cuLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cuLibraryGetUnifiedFunction(CS_VIA_PROCADDR, fptr, library, symbol); }
 
+void cs_hook_cuLibraryLoadData(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *, uint32_t, void *, void *, uint32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadData(uint8_t via, void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint32_t, void *, void *, uint32_t);
@@ -5249,6 +5274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadData(uin
     uint32_t r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadData, via, (uint32_t)r, t0);
+    cs_hook_cuLibraryLoadData(t, ev, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -5257,6 +5283,7 @@ CS_EXPORT uint32_t cuLibraryLoadData(void * library, void * code, void * jitOpti
 static uint32_t cs_d_cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadData(CS_VIA_DLSYM, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_g_cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadData(CS_VIA_PROCADDR, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 
+void cs_hook_cuLibraryLoadFromFile(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *, uint32_t, void *, void *, uint32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadFromFile(uint8_t via, void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint32_t, void *, void *, uint32_t);
@@ -5268,6 +5295,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadFromFile
     uint32_t r = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via, (uint32_t)r, t0);
+    cs_hook_cuLibraryLoadFromFile(t, ev, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -5295,6 +5323,7 @@ CS_EXPORT uint32_t cuLibraryUnload(void * library) { return cs_w_cuLibraryUnload
 static uint32_t cs_d_cuLibraryUnload(void * library) { return cs_w_cuLibraryUnload(CS_VIA_DLSYM, library); }
 static uint32_t cs_g_cuLibraryUnload(void * library) { return cs_w_cuLibraryUnload(CS_VIA_PROCADDR, library); }
 
+void cs_hook_cuLinkAddData(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint64_t, void *, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData(uint8_t via, void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *, uint32_t, void *, void *);
@@ -5306,6 +5335,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData(uint8_t
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddData, via, (uint32_t)r, t0);
+    cs_hook_cuLinkAddData(t, ev, state, type, data, size, name, numOptions, options, optionValues);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5314,6 +5344,7 @@ CS_EXPORT uint32_t cuLinkAddData(void * state, uint32_t type, void * data, uint6
 static uint32_t cs_d_cuLinkAddData(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData(CS_VIA_DLSYM, state, type, data, size, name, numOptions, options, optionValues); }
 static uint32_t cs_g_cuLinkAddData(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData(CS_VIA_PROCADDR, state, type, data, size, name, numOptions, options, optionValues); }
 
+void cs_hook_cuLinkAddData(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint64_t, void *, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData_v2(uint8_t via, void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *, uint32_t, void *, void *);
@@ -5325,6 +5356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData_v2(uint
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via, (uint32_t)r, t0);
+    cs_hook_cuLinkAddData(t, ev, state, type, data, size, name, numOptions, options, optionValues);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -5333,6 +5365,7 @@ CS_EXPORT uint32_t cuLinkAddData_v2(void * state, uint32_t type, void * data, ui
 static uint32_t cs_d_cuLinkAddData_v2(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData_v2(CS_VIA_DLSYM, state, type, data, size, name, numOptions, options, optionValues); }
 static uint32_t cs_g_cuLinkAddData_v2(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData_v2(CS_VIA_PROCADDR, state, type, data, size, name, numOptions, options, optionValues); }
 
+void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile(uint8_t via, void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t, void *, void *);
@@ -5344,6 +5377,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile(uint8_t
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddFile, via, (uint32_t)r, t0);
+    cs_hook_cuLinkAddFile(t, ev, state, type, path, numOptions, options, optionValues);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5352,6 +5386,7 @@ CS_EXPORT uint32_t cuLinkAddFile(void * state, uint32_t type, void * path, uint3
 static uint32_t cs_d_cuLinkAddFile(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile(CS_VIA_DLSYM, state, type, path, numOptions, options, optionValues); }
 static uint32_t cs_g_cuLinkAddFile(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile(CS_VIA_PROCADDR, state, type, path, numOptions, options, optionValues); }
 
+void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile_v2(uint8_t via, void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t, void *, void *);
@@ -5363,6 +5398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile_v2(uint
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via, (uint32_t)r, t0);
+    cs_hook_cuLinkAddFile(t, ev, state, type, path, numOptions, options, optionValues);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -5637,6 +5673,7 @@ CS_EXPORT uint32_t cuMemAlloc(void * dptr, uint32_t bytesize) { return cs_w_cuMe
 static uint32_t cs_d_cuMemAlloc(void * dptr, uint32_t bytesize) { return cs_w_cuMemAlloc(CS_VIA_DLSYM, dptr, bytesize); }
 static uint32_t cs_g_cuMemAlloc(void * dptr, uint32_t bytesize) { return cs_w_cuMemAlloc(CS_VIA_PROCADDR, dptr, bytesize); }
 
+void cs_hook_cuMemAllocAsync(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync(uint8_t via, void * dptr, uint64_t bytesize, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, void *);
@@ -5648,6 +5685,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync(uint8
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocAsync, via, (uint32_t)r, t0);
+    cs_hook_cuMemAllocAsync(t, ev, dptr, bytesize, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5656,6 +5694,7 @@ CS_EXPORT uint32_t cuMemAllocAsync(void * dptr, uint64_t bytesize, void * hStrea
 static uint32_t cs_d_cuMemAllocAsync(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync(CS_VIA_DLSYM, dptr, bytesize, hStream); }
 static uint32_t cs_g_cuMemAllocAsync(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync(CS_VIA_PROCADDR, dptr, bytesize, hStream); }
 
+void cs_hook_cuMemAllocAsync(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync_ptsz(uint8_t via, void * dptr, uint64_t bytesize, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, void *);
@@ -5667,6 +5706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync_ptsz(
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz, via, (uint32_t)r, t0);
+    cs_hook_cuMemAllocAsync(t, ev, dptr, bytesize, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5675,6 +5715,7 @@ CS_EXPORT uint32_t cuMemAllocAsync_ptsz(void * dptr, uint64_t bytesize, void * h
 static uint32_t cs_d_cuMemAllocAsync_ptsz(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync_ptsz(CS_VIA_DLSYM, dptr, bytesize, hStream); }
 static uint32_t cs_g_cuMemAllocAsync_ptsz(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync_ptsz(CS_VIA_PROCADDR, dptr, bytesize, hStream); }
 
+void cs_hook_cuMemAllocFromPoolAsync(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsync(uint8_t via, void * dptr, uint64_t bytesize, void * pool, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, void *);
@@ -5686,6 +5727,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync, via, (uint32_t)r, t0);
+    cs_hook_cuMemAllocFromPoolAsync(t, ev, dptr, bytesize, pool, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5694,6 +5736,7 @@ CS_EXPORT uint32_t cuMemAllocFromPoolAsync(void * dptr, uint64_t bytesize, void 
 static uint32_t cs_d_cuMemAllocFromPoolAsync(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync(CS_VIA_DLSYM, dptr, bytesize, pool, hStream); }
 static uint32_t cs_g_cuMemAllocFromPoolAsync(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync(CS_VIA_PROCADDR, dptr, bytesize, pool, hStream); }
 
+void cs_hook_cuMemAllocFromPoolAsync(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsync_ptsz(uint8_t via, void * dptr, uint64_t bytesize, void * pool, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, void *);
@@ -5705,6 +5748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz, via, (uint32_t)r, t0);
+    cs_hook_cuMemAllocFromPoolAsync(t, ev, dptr, bytesize, pool, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5751,6 +5795,7 @@ CS_EXPORT uint32_t cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w
 static uint32_t cs_d_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_DLSYM, pp, bytesize); }
 static uint32_t cs_g_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_PROCADDR, pp, bytesize); }
 
+void cs_hook_cuMemAllocManaged(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocManaged(uint8_t via, void * dptr, uint64_t bytesize, uint32_t flags)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
@@ -5762,6 +5807,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocManaged(uin
     uint32_t r = real(dptr, bytesize, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocManaged, via, (uint32_t)r, t0);
+    cs_hook_cuMemAllocManaged(t, ev, dptr, bytesize, flags);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5789,6 +5835,7 @@ CS_EXPORT uint32_t cuMemAllocPitch(void * dptr, void * pPitch, uint32_t WidthInB
 static uint32_t cs_d_cuMemAllocPitch(void * dptr, void * pPitch, uint32_t WidthInBytes, uint32_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch(CS_VIA_DLSYM, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 static uint32_t cs_g_cuMemAllocPitch(void * dptr, void * pPitch, uint32_t WidthInBytes, uint32_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch(CS_VIA_PROCADDR, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 
+void cs_hook_cuMemAllocPitch(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint64_t, uint32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch_v2(uint8_t via, void * dptr, void * pPitch, uint64_t WidthInBytes, uint64_t Height, uint32_t ElementSizeBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t);
@@ -5800,6 +5847,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch_v2(ui
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2, via, (uint32_t)r, t0);
+    cs_hook_cuMemAllocPitch(t, ev, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5808,6 +5856,7 @@ CS_EXPORT uint32_t cuMemAllocPitch_v2(void * dptr, void * pPitch, uint64_t Width
 static uint32_t cs_d_cuMemAllocPitch_v2(void * dptr, void * pPitch, uint64_t WidthInBytes, uint64_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch_v2(CS_VIA_DLSYM, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 static uint32_t cs_g_cuMemAllocPitch_v2(void * dptr, void * pPitch, uint64_t WidthInBytes, uint64_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch_v2(CS_VIA_PROCADDR, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 
+void cs_hook_cuMemAlloc(struct cs_thread *t, struct cs_event *ev, void *, uint64_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc_v2(uint8_t via, void * dptr, uint64_t bytesize)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
@@ -5819,6 +5868,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc_v2(uint8_t
     uint32_t r = real(dptr, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAlloc_v2, via, (uint32_t)r, t0);
+    cs_hook_cuMemAlloc(t, ev, dptr, bytesize);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -5865,6 +5915,7 @@ CS_EXPORT uint32_t cuMemBatchDecompressAsync_ptsz(void * paramsArray, uint64_t c
 static uint32_t cs_d_cuMemBatchDecompressAsync_ptsz(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync_ptsz(CS_VIA_DLSYM, paramsArray, count, flags, errorIndex, stream); }
 static uint32_t cs_g_cuMemBatchDecompressAsync_ptsz(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync_ptsz(CS_VIA_PROCADDR, paramsArray, count, flags, errorIndex, stream); }
 
+void cs_hook_cuMemCreate(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *, uint64_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemCreate(uint8_t via, void * handle, uint64_t size, void * prop, uint64_t flags)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t);
@@ -5876,6 +5927,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemCreate(uint8_t v
     uint32_t r = real(handle, size, prop, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemCreate, via, (uint32_t)r, t0);
+    cs_hook_cuMemCreate(t, ev, handle, size, prop, flags);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -6055,6 +6107,7 @@ CS_EXPORT uint32_t cuMemFreeHost(void * p) { return cs_w_cuMemFreeHost(CS_VIA_LI
 static uint32_t cs_d_cuMemFreeHost(void * p) { return cs_w_cuMemFreeHost(CS_VIA_DLSYM, p); }
 static uint32_t cs_g_cuMemFreeHost(void * p) { return cs_w_cuMemFreeHost(CS_VIA_PROCADDR, p); }
 
+void cs_hook_cuMemFree(struct cs_thread *t, struct cs_event *ev, uint64_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree_v2(uint8_t via, uint64_t dptr)
 {
     typedef uint32_t (*fn_t)(uint64_t);
@@ -6066,6 +6119,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree_v2(uint8_t 
     uint32_t r = real(dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFree_v2, via, (uint32_t)r, t0);
+    cs_hook_cuMemFree(t, ev, dptr);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -9019,6 +9073,7 @@ CS_EXPORT uint32_t cuModuleEnumerateFunctions(void * functions, uint32_t numFunc
 static uint32_t cs_d_cuModuleEnumerateFunctions(void * functions, uint32_t numFunctions, void * mod) { return cs_w_cuModuleEnumerateFunctions(CS_VIA_DLSYM, functions, numFunctions, mod); }
 static uint32_t cs_g_cuModuleEnumerateFunctions(void * functions, uint32_t numFunctions, void * mod) { return cs_w_cuModuleEnumerateFunctions(CS_VIA_PROCADDR, functions, numFunctions, mod); }
 
+void cs_hook_cuModuleGetFunction(struct cs_thread *t, struct cs_event *ev, void *, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunction(uint8_t via, void * hfunc, void * hmod, void * name)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
@@ -9030,6 +9085,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunction(u
     uint32_t r = real(hfunc, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetFunction, via, (uint32_t)r, t0);
+    cs_hook_cuModuleGetFunction(t, ev, hfunc, hmod, name);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -9095,6 +9151,7 @@ CS_EXPORT uint32_t cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, 
 static uint32_t cs_d_cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal_v2(CS_VIA_DLSYM, dptr, bytes, hmod, name); }
 static uint32_t cs_g_cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal_v2(CS_VIA_PROCADDR, dptr, bytes, hmod, name); }
 
+void cs_hook_cuModuleGetLoadingMode(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetLoadingMode(uint8_t via, void * mode)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -9106,6 +9163,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetLoadingMod
     uint32_t r = real(mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via, (uint32_t)r, t0);
+    cs_hook_cuModuleGetLoadingMode(t, ev, mode);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -9152,6 +9210,7 @@ CS_EXPORT uint32_t cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) {
 static uint32_t cs_d_cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) { return cs_w_cuModuleGetTexRef(CS_VIA_DLSYM, pTexRef, hmod, name); }
 static uint32_t cs_g_cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) { return cs_w_cuModuleGetTexRef(CS_VIA_PROCADDR, pTexRef, hmod, name); }
 
+void cs_hook_cuModuleLoad(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoad(uint8_t via, void * module, void * fname)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -9163,6 +9222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoad(uint8_t 
     uint32_t r = real(module, fname);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoad, via, (uint32_t)r, t0);
+    cs_hook_cuModuleLoad(t, ev, module, fname);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -9171,6 +9231,7 @@ CS_EXPORT uint32_t cuModuleLoad(void * module, void * fname) { return cs_w_cuMod
 static uint32_t cs_d_cuModuleLoad(void * module, void * fname) { return cs_w_cuModuleLoad(CS_VIA_DLSYM, module, fname); }
 static uint32_t cs_g_cuModuleLoad(void * module, void * fname) { return cs_w_cuModuleLoad(CS_VIA_PROCADDR, module, fname); }
 
+void cs_hook_cuModuleLoadData(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadData(uint8_t via, void * module, void * image)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -9182,6 +9243,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadData(uint
     uint32_t r = real(module, image);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadData, via, (uint32_t)r, t0);
+    cs_hook_cuModuleLoadData(t, ev, module, image);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -9190,6 +9252,7 @@ CS_EXPORT uint32_t cuModuleLoadData(void * module, void * image) { return cs_w_c
 static uint32_t cs_d_cuModuleLoadData(void * module, void * image) { return cs_w_cuModuleLoadData(CS_VIA_DLSYM, module, image); }
 static uint32_t cs_g_cuModuleLoadData(void * module, void * image) { return cs_w_cuModuleLoadData(CS_VIA_PROCADDR, module, image); }
 
+void cs_hook_cuModuleLoadDataEx(struct cs_thread *t, struct cs_event *ev, void *, void *, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadDataEx(uint8_t via, void * module, void * image, uint32_t numOptions, void * options, void * optionValues)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *);
@@ -9201,6 +9264,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadDataEx(ui
     uint32_t r = real(module, image, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via, (uint32_t)r, t0);
+    cs_hook_cuModuleLoadDataEx(t, ev, module, image, numOptions, options, optionValues);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -9209,6 +9273,7 @@ CS_EXPORT uint32_t cuModuleLoadDataEx(void * module, void * image, uint32_t numO
 static uint32_t cs_d_cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuModuleLoadDataEx(CS_VIA_DLSYM, module, image, numOptions, options, optionValues); }
 static uint32_t cs_g_cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuModuleLoadDataEx(CS_VIA_PROCADDR, module, image, numOptions, options, optionValues); }
 
+void cs_hook_cuModuleLoadFatBinary(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadFatBinary(uint8_t via, void * module, void * fatCubin)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -9220,6 +9285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadFatBinary
     uint32_t r = real(module, fatCubin);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via, (uint32_t)r, t0);
+    cs_hook_cuModuleLoadFatBinary(t, ev, module, fatCubin);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -10672,6 +10738,7 @@ CS_EXPORT uint32_t cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void
 static uint32_t cs_d_cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamSetAttribute_ptsz(CS_VIA_DLSYM, hStream, attr, value); }
 static uint32_t cs_g_cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamSetAttribute_ptsz(CS_VIA_PROCADDR, hStream, attr, value); }
 
+void cs_hook_cuStreamSynchronize(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize(uint8_t via, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -10683,6 +10750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize(u
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize, via, (uint32_t)r, t0);
+    cs_hook_cuStreamSynchronize(t, ev, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
@@ -10691,6 +10759,7 @@ CS_EXPORT uint32_t cuStreamSynchronize(void * hStream) { return cs_w_cuStreamSyn
 static uint32_t cs_d_cuStreamSynchronize(void * hStream) { return cs_w_cuStreamSynchronize(CS_VIA_DLSYM, hStream); }
 static uint32_t cs_g_cuStreamSynchronize(void * hStream) { return cs_w_cuStreamSynchronize(CS_VIA_PROCADDR, hStream); }
 
+void cs_hook_cuStreamSynchronize(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize_ptsz(uint8_t via, void * hStream)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -10702,6 +10771,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize_p
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via, (uint32_t)r, t0);
+    cs_hook_cuStreamSynchronize(t, ev, hStream);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;

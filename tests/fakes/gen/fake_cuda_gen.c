@@ -762,7 +762,7 @@ FAKE_EXPORT uint32_t cuExternalMemoryGetMappedMipmappedArray(void * mipmap, void
 FAKE_EXPORT uint32_t cuFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return (uint32_t)fake_enter(114); }
 FAKE_EXPORT uint32_t cuFuncGetAttribute(void * pi, uint32_t attrib, void * hfunc) { return (uint32_t)fake_enter(115); }
 FAKE_EXPORT uint32_t cuFuncGetModule(void * hmod, void * hfunc) { return (uint32_t)fake_enter(116); }
-FAKE_EXPORT uint32_t cuFuncGetName(void * name, void * hfunc) { return (uint32_t)fake_enter(117); }
+FAKE_EXPORT uint32_t cuFuncGetName(void * name, void * hfunc);
 FAKE_EXPORT uint32_t cuFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return (uint32_t)fake_enter(118); }
 FAKE_EXPORT uint32_t cuFuncIsLoaded(void * state, void * function) { return (uint32_t)fake_enter(119); }
 FAKE_EXPORT uint32_t cuFuncLoad(void * function) { return (uint32_t)fake_enter(120); }
@@ -896,7 +896,7 @@ FAKE_EXPORT uint32_t cuIpcOpenEventHandle(void * phEvent, struct cs_blob_64_1 ha
 FAKE_EXPORT uint32_t cuIpcOpenMemHandle(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return (uint32_t)fake_enter(248); }
 FAKE_EXPORT uint32_t cuIpcOpenMemHandle_v2(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return (uint32_t)fake_enter(249); }
 FAKE_EXPORT uint32_t cuKernelGetAttribute(void * pi, uint32_t attrib, void * kernel, int32_t dev) { return (uint32_t)fake_enter(250); }
-FAKE_EXPORT uint32_t cuKernelGetFunction(void * pFunc, void * kernel) { return (uint32_t)fake_enter(251); }
+FAKE_EXPORT uint32_t cuKernelGetFunction(void * pFunc, void * kernel);
 FAKE_EXPORT uint32_t cuKernelGetLibrary(void * pLib, void * kernel) { return (uint32_t)fake_enter(252); }
 FAKE_EXPORT uint32_t cuKernelGetName(void * name, void * hfunc) { return (uint32_t)fake_enter(253); }
 FAKE_EXPORT uint32_t cuKernelGetParamInfo(void * kernel, uint64_t paramIndex, void * paramOffset, void * paramSize) { return (uint32_t)fake_enter(254); }
@@ -916,12 +916,12 @@ FAKE_EXPORT uint32_t cuLaunchKernelEx_ptsz(void * config, void * f, void * kerne
 FAKE_EXPORT uint32_t cuLaunchKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra);
 FAKE_EXPORT uint32_t cuLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return (uint32_t)fake_enter(269); }
 FAKE_EXPORT uint32_t cuLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return (uint32_t)fake_enter(270); }
-FAKE_EXPORT uint32_t cuLibraryGetKernel(void * pKernel, void * library, void * name) { return (uint32_t)fake_enter(271); }
+FAKE_EXPORT uint32_t cuLibraryGetKernel(void * pKernel, void * library, void * name);
 FAKE_EXPORT uint32_t cuLibraryGetKernelCount(void * count, void * lib) { return (uint32_t)fake_enter(272); }
 FAKE_EXPORT uint32_t cuLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return (uint32_t)fake_enter(273); }
 FAKE_EXPORT uint32_t cuLibraryGetModule(void * pMod, void * library) { return (uint32_t)fake_enter(274); }
 FAKE_EXPORT uint32_t cuLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return (uint32_t)fake_enter(275); }
-FAKE_EXPORT uint32_t cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return (uint32_t)fake_enter(276); }
+FAKE_EXPORT uint32_t cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions);
 FAKE_EXPORT uint32_t cuLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return (uint32_t)fake_enter(277); }
 FAKE_EXPORT uint32_t cuLibraryUnload(void * library) { return (uint32_t)fake_enter(278); }
 FAKE_EXPORT uint32_t cuLinkAddData(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return (uint32_t)fake_enter(279); }
@@ -1065,7 +1065,7 @@ FAKE_EXPORT uint32_t cuMemcpyDtoH(void * dstHost, uint32_t srcDevice, uint32_t B
 FAKE_EXPORT uint32_t cuMemcpyDtoHAsync(void * dstHost, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return (uint32_t)fake_enter(417); }
 FAKE_EXPORT uint32_t cuMemcpyDtoHAsync_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return (uint32_t)fake_enter(418); }
 FAKE_EXPORT uint32_t cuMemcpyDtoHAsync_v2_ptsz(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return (uint32_t)fake_enter(419); }
-FAKE_EXPORT uint32_t cuMemcpyDtoH_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return (uint32_t)fake_enter(420); }
+FAKE_EXPORT uint32_t cuMemcpyDtoH_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount);
 FAKE_EXPORT uint32_t cuMemcpyDtoH_v2_ptds(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return (uint32_t)fake_enter(421); }
 FAKE_EXPORT uint32_t cuMemcpyHtoA(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount) { return (uint32_t)fake_enter(422); }
 FAKE_EXPORT uint32_t cuMemcpyHtoAAsync(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount, void * hStream) { return (uint32_t)fake_enter(423); }
@@ -1120,7 +1120,7 @@ FAKE_EXPORT uint32_t cuMipmappedArrayGetLevel(void * pLevelArray, void * hMipmap
 FAKE_EXPORT uint32_t cuMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return (uint32_t)fake_enter(472); }
 FAKE_EXPORT uint32_t cuMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return (uint32_t)fake_enter(473); }
 FAKE_EXPORT uint32_t cuModuleEnumerateFunctions(void * functions, uint32_t numFunctions, void * mod) { return (uint32_t)fake_enter(474); }
-FAKE_EXPORT uint32_t cuModuleGetFunction(void * hfunc, void * hmod, void * name) { return (uint32_t)fake_enter(475); }
+FAKE_EXPORT uint32_t cuModuleGetFunction(void * hfunc, void * hmod, void * name);
 FAKE_EXPORT uint32_t cuModuleGetFunctionCount(void * count, void * mod) { return (uint32_t)fake_enter(476); }
 FAKE_EXPORT uint32_t cuModuleGetGlobal(void * dptr, void * bytes, void * hmod, void * name) { return (uint32_t)fake_enter(477); }
 FAKE_EXPORT uint32_t cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, void * name) { return (uint32_t)fake_enter(478); }
@@ -1128,8 +1128,8 @@ FAKE_EXPORT uint32_t cuModuleGetLoadingMode(void * mode) { return (uint32_t)fake
 FAKE_EXPORT uint32_t cuModuleGetSurfRef(void * pSurfRef, void * hmod, void * name) { return (uint32_t)fake_enter(480); }
 FAKE_EXPORT uint32_t cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) { return (uint32_t)fake_enter(481); }
 FAKE_EXPORT uint32_t cuModuleLoad(void * module, void * fname) { return (uint32_t)fake_enter(482); }
-FAKE_EXPORT uint32_t cuModuleLoadData(void * module, void * image) { return (uint32_t)fake_enter(483); }
-FAKE_EXPORT uint32_t cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues) { return (uint32_t)fake_enter(484); }
+FAKE_EXPORT uint32_t cuModuleLoadData(void * module, void * image);
+FAKE_EXPORT uint32_t cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues);
 FAKE_EXPORT uint32_t cuModuleLoadFatBinary(void * module, void * fatCubin) { return (uint32_t)fake_enter(485); }
 FAKE_EXPORT uint32_t cuModuleUnload(void * hmod) { return (uint32_t)fake_enter(486); }
 FAKE_EXPORT uint32_t cuMulticastAddDevice(uint64_t mcHandle, int32_t dev) { return (uint32_t)fake_enter(487); }
@@ -1207,7 +1207,7 @@ FAKE_EXPORT uint32_t cuStreamQuery(void * hStream) { return (uint32_t)fake_enter
 FAKE_EXPORT uint32_t cuStreamQuery_ptsz(void * hStream) { return (uint32_t)fake_enter(559); }
 FAKE_EXPORT uint32_t cuStreamSetAttribute(void * hStream, uint32_t attr, void * param) { return (uint32_t)fake_enter(560); }
 FAKE_EXPORT uint32_t cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return (uint32_t)fake_enter(561); }
-FAKE_EXPORT uint32_t cuStreamSynchronize(void * hStream) { return (uint32_t)fake_enter(562); }
+FAKE_EXPORT uint32_t cuStreamSynchronize(void * hStream);
 FAKE_EXPORT uint32_t cuStreamSynchronize_ptsz(void * hStream) { return (uint32_t)fake_enter(563); }
 FAKE_EXPORT uint32_t cuStreamUpdateCaptureDependencies(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return (uint32_t)fake_enter(564); }
 FAKE_EXPORT uint32_t cuStreamUpdateCaptureDependencies_ptsz(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return (uint32_t)fake_enter(565); }

@@ -1,0 +1,417 @@
+/* Device code: every image given to the driver is summarised from its headers (SASS archs, PTX
+ * targets and ISA versions), kept per module or library, and every CUfunction/CUkernel is
+ * mapped to its name and module. When a load, a kernel lookup or a launch fails with 209, 222
+ * or 200, the summary, the device and the driver explain why, as a finding.
+ *
+ * Nothing here is on the per-call fast path except the map lookups a failing call makes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uthash.h>
+
+#include "../wrappers/gen/cuda_api.h"
+#include "devcode.h"
+#include "fatbin.h"
+#include "image_explain.h"
+#include "internal.h"
+#include "inventory.h"
+
+#define MOD_ENTRIES 24
+struct module {
+    void *handle;              /* CUmodule or CUlibrary */
+    struct cs_entry e[MOD_ENTRIES];
+    int n, truncated;
+    char source[64];           /* which API loaded it */
+    UT_hash_handle hh;
+};
+struct function {
+    void *handle;              /* CUfunction or CUkernel */
+    void *module;
+    char name[256];
+    UT_hash_handle hh;
+};
+static struct module *modules;
+static struct function *functions;
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static int device_cc;          /* from the program's own queries, or asked on a failure */
+static int loading_mode;       /* 1 lazy, 2 eager (CUmoduleLoadingMode), 0 unknown */
+
+/* --- summarising images ---------------------------------------------------------------- */
+
+struct collect { struct cs_entry *e; int n, cap, truncated; };
+
+static int collect_entry(const struct cs_entry *e, void *arg)
+{
+    struct collect *c = arg;
+    if (c->n < c->cap) c->e[c->n++] = *e;
+    else c->truncated = 1;
+    return 0;
+}
+
+/* A size-less pointer to a container: its header says how long it is. */
+static int container_at(const unsigned char *p, struct collect *c)
+{
+    uint32_t magic;
+    uint16_t hs;
+    uint64_t fs;
+    memcpy(&magic, p, 4), memcpy(&hs, p + 6, 2), memcpy(&fs, p + 8, 8);
+    if (magic != CS_FATBIN_MAGIC || fs > (4ull << 30)) return -1;
+    const char *err;
+    size_t size;
+    return cs_fatbin_parse(p, hs + (size_t)fs, collect_entry, c, &size, &err) < 0 ? -1 : 0;
+}
+
+/* Image kinds of the size-less loaders: container, wrapper (v1, or v2 with prelinked
+ * containers), cubin, PTX text. len is 0 when unknown. */
+static int summarise(const void *image, size_t len, struct collect *c)
+{
+    const unsigned char *p = image;
+    if (!p) return -1;
+    enum cs_image kind = cs_image_kind(p, len ? len : 64);
+    if (kind == CS_IMG_CONTAINER) return container_at(p, c);
+    if (kind == CS_IMG_WRAPPER) {
+        int version;
+        const unsigned char *data, *const *prelinked;
+        memcpy(&version, p + 4, 4), memcpy(&data, p + 8, sizeof data), memcpy(&prelinked, p + 16, sizeof prelinked);
+        int r = data ? container_at(data, c) : -1;
+        for (int i = 0; version == 2 && prelinked && prelinked[i] && i < 1024; i++) container_at(prelinked[i], c);
+        return r;
+    }
+    if (kind == CS_IMG_CUBIN || kind == CS_IMG_PTX || kind == CS_IMG_UNKNOWN) {
+        struct cs_entry e;
+        int ok = !memcmp(p, "\177ELF", 4) ? cs_cubin_entry(p, len ? len : 64, &e)
+                                           : cs_ptx_entry((const char *)p, len ? len : 65536, &e);
+        if (ok) return -1;
+        collect_entry(&e, c);
+        return 0;
+    }
+    return -1;
+}
+
+static int summarise_file(const char *path, struct collect *c)
+{
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd < 0) return -1;
+    if (fstat(fd, &st) || st.st_size <= 0) { close(fd); return -1; }
+    size_t len = (size_t)st.st_size;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return -1;
+    int r = summarise(m, len, c);
+    munmap(m, len);
+    return r;
+}
+
+static void remember_module(void *handle, const struct collect *c, const char *source)
+{
+    if (!handle) return;
+    struct module *m = calloc(1, sizeof *m);
+    if (!m) return;
+    m->handle = handle;
+    m->n = c->n;
+    m->truncated = c->truncated;
+    memcpy(m->e, c->e, sizeof(struct cs_entry) * (size_t)c->n);
+    snprintf(m->source, sizeof m->source, "%s", source);
+    pthread_rwlock_wrlock(&lock);
+    struct module *old;
+    HASH_FIND_PTR(modules, &handle, old);
+    if (old) HASH_DEL(modules, old);  /* kept allocated: a failing launch may still be reading it */
+    HASH_ADD_PTR(modules, handle, m);
+    pthread_rwlock_unlock(&lock);
+}
+
+static void image_extra(struct cs_thread *t, const struct collect *c)
+{
+    char text[1200];
+    cs_image_contents(c->e, c->n, text, sizeof text);
+    cs_extra_str(t, "image", text);
+}
+
+/* --- the device and the driver, for predictions ---------------------------------------- */
+
+void cs_devcode_note_cc(int cc) { if (cc > 0) device_cc = cc; }
+
+static int ask_cc(void)
+{
+    if (device_cc) return device_cc;
+    int dev = 0, maj = 0, min = 0;
+    if (cs_ask_ctx_device(&dev)) dev = 0;
+    if (!cs_ask_attribute(&maj, 75, dev) && !cs_ask_attribute(&min, 76, dev) && maj > 0) device_cc = maj * 10 + min;
+    return device_cc;
+}
+
+static int ask_driver(void)
+{
+    int v = cs_driver_version_seen();
+    if (v) return v;
+    return !cs_ask_driver_version(&v) ? v : 0;
+}
+
+/* --- explaining a failure -------------------------------------------------------------- */
+
+static void explain(struct cs_thread *t, int result, const struct cs_entry *e, int n, const char *where,
+                    const char *kernel)
+{
+    if (result != 209 && result != 222 && result != 200 && result != 218) return;
+    int cc = ask_cc(), drv = ask_driver();
+    char text[2048], summary[3072], ev[2048], key[64];
+    if (n && cc) {
+        struct cs_prediction p;
+        cs_predict(e, n, (unsigned)cc, drv ? drv : 99000, &p);
+        cs_explain_prediction(e, n, (unsigned)cc, drv ? drv : 99000, &p, text, sizeof text);
+    } else if (n) {
+        char c[1200];
+        cs_image_contents(e, n, c, sizeof c);
+        snprintf(text, sizeof text, "image has %s; the device's compute capability is unknown", c);
+    } else {
+        snprintf(text, sizeof text, "the image was not seen by the shim (loaded before it, or in a form it does not "
+                 "read); `cudashim inspect --device sm_%d` on the library that holds the kernel says what it contains", cc);
+    }
+    const char *lazy = loading_mode == 1 || (!loading_mode && (!getenv("CUDA_MODULE_LOADING") ||
+                                                               !strcmp(getenv("CUDA_MODULE_LOADING"), "LAZY")))
+                           ? "; with lazy loading (the default since CUDA 12.2) the failure shows at the kernel's first use, "
+                             "not when the library was loaded" : "";
+    snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s", kernel ? "kernel " : "",
+             kernel ? kernel : "a device-code image", kernel ? "" : "", result, where, text,
+             strcmp(where, "load") ? lazy : "");
+    const char *id = result == 209 ? "no-kernel-image" : result == 222 ? "ptx-too-new" : "image-rejected";
+    const char *fix = result == 209 ? "Install a build of the framework or extension that includes this GPU's architecture "
+                                      "(or PTX it can JIT), or run on a GPU the build supports."
+                    : result == 222 ? "Upgrade the driver to one that reads this PTX version, or use a build with SASS for "
+                                      "this GPU (or PTX from an older toolkit)."
+                                    : "Upgrade the driver (compressed images need CUDA 12.4 or later), or rebuild the image.";
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    cs_put(&b, "{\"where\":"); cs_put_str(&b, where);
+    cs_put(&b, ",\"result\":"); cs_put_i64(&b, result);
+    cs_put(&b, ",\"kernel\":"); if (kernel) cs_put_str(&b, kernel); else cs_put(&b, "null");
+    cs_put(&b, ",\"device_cc\":"); cs_put_i64(&b, cc);
+    cs_put(&b, ",\"driver_cuda\":"); cs_put_i64(&b, drv);
+    char contents[1200];
+    cs_image_contents(e, n, contents, sizeof contents);
+    cs_put(&b, ",\"image\":"); cs_put_str(&b, n ? contents : "unknown");
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    snprintf(key, sizeof key, "%d:%s", result, kernel ? kernel : where);
+    cs_finding(id, CS_ERROR, key, summary, fix, ev);
+    if (t) cs_extra_str(t, "diagnosis", text);
+}
+
+static void load_done(struct cs_thread *t, struct cs_event *ev, void **out, struct collect *c, int ok, const char *api)
+{
+    if (ok == 0) image_extra(t, c);
+    if (ev->result == 0 && out) remember_module(*out, c, api);
+    else if (ev->result) explain(t, ev->result, c->e, c->n, "load", NULL);
+}
+
+#define COLLECT(c) struct cs_entry entries_[MOD_ENTRIES]; struct collect c = { entries_, 0, MOD_ENTRIES, 0 }
+
+void cs_hook_cuModuleLoadData(struct cs_thread *t, struct cs_event *ev, void *module, void *image)
+{
+    COLLECT(c);
+    load_done(t, ev, module, &c, summarise(image, 0, &c), "cuModuleLoadData");
+}
+
+void cs_hook_cuModuleLoadDataEx(struct cs_thread *t, struct cs_event *ev, void *module, void *image, uint32_t n,
+                                void *o, void *v)
+{
+    (void)n, (void)o, (void)v;
+    COLLECT(c);
+    load_done(t, ev, module, &c, summarise(image, 0, &c), "cuModuleLoadDataEx");
+}
+
+void cs_hook_cuModuleLoadFatBinary(struct cs_thread *t, struct cs_event *ev, void *module, void *image)
+{
+    COLLECT(c);
+    load_done(t, ev, module, &c, summarise(image, 0, &c), "cuModuleLoadFatBinary");
+}
+
+void cs_hook_cuModuleLoad(struct cs_thread *t, struct cs_event *ev, void *module, void *fname)
+{
+    COLLECT(c);
+    if (fname) cs_extra_str(t, "file", fname);
+    load_done(t, ev, module, &c, summarise_file(fname, &c), "cuModuleLoad");
+}
+
+void cs_hook_cuLibraryLoadData(struct cs_thread *t, struct cs_event *ev, void *library, void *code, void *a, void *b,
+                               uint32_t c1, void *d, void *e, uint32_t f)
+{
+    (void)a, (void)b, (void)c1, (void)d, (void)e, (void)f;
+    COLLECT(c);
+    load_done(t, ev, library, &c, summarise(code, 0, &c), "cuLibraryLoadData");
+}
+
+void cs_hook_cuLibraryLoadFromFile(struct cs_thread *t, struct cs_event *ev, void *library, void *fname, void *a,
+                                   void *b, uint32_t c1, void *d, void *e, uint32_t f)
+{
+    (void)a, (void)b, (void)c1, (void)d, (void)e, (void)f;
+    COLLECT(c);
+    if (fname) cs_extra_str(t, "file", fname);
+    load_done(t, ev, library, &c, summarise_file(fname, &c), "cuLibraryLoadFromFile");
+}
+
+/* cuLink inputs have a type and a size: CUBIN 0, PTX 1, FATBINARY 2 (OBJECT/LIBRARY/NVVM: not read). */
+void cs_hook_cuLinkAddData(struct cs_thread *t, struct cs_event *ev, void *state, uint32_t type, void *data,
+                           uint64_t size, void *name, uint32_t n, void *o, void *v)
+{
+    (void)state, (void)n, (void)o, (void)v;
+    COLLECT(c);
+    int ok = type <= 2 ? summarise(data, (size_t)size, &c) : -1;
+    if (name) cs_extra_str(t, "name", name);
+    if (ok == 0) image_extra(t, &c);
+    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL);
+}
+
+void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *state, uint32_t type, void *path,
+                           uint32_t n, void *o, void *v)
+{
+    (void)state, (void)n, (void)o, (void)v;
+    COLLECT(c);
+    int ok = type <= 2 ? summarise_file(path, &c) : -1;
+    if (path) cs_extra_str(t, "file", path);
+    if (ok == 0) image_extra(t, &c);
+    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL);
+}
+
+void cs_hook_cuModuleGetLoadingMode(struct cs_thread *t, struct cs_event *ev, void *mode)
+{
+    if (ev->result == 0 && mode) {
+        loading_mode = *(int *)mode;
+        cs_extra_str(t, "loading_mode", loading_mode == 1 ? "lazy" : loading_mode == 2 ? "eager" : "unknown");
+    }
+}
+
+/* --- names ----------------------------------------------------------------------------- */
+
+static void remember_function(void *handle, void *module, const char *name)
+{
+    if (!handle) return;
+    struct function *f = calloc(1, sizeof *f);
+    if (!f) return;
+    f->handle = handle;
+    f->module = module;
+    snprintf(f->name, sizeof f->name, "%s", name ? name : "");
+    pthread_rwlock_wrlock(&lock);
+    struct function *old;
+    HASH_FIND_PTR(functions, &handle, old);
+    if (old) { HASH_DEL(functions, old); free(old); }
+    HASH_ADD_PTR(functions, handle, f);
+    pthread_rwlock_unlock(&lock);
+}
+
+/* C++ names read better demangled; the demangler is the process's own libstdc++, if loaded. */
+static void demangle(const char *in, char *out, size_t cap)
+{
+    static char *(*dem)(const char *, char *, size_t *, int *);
+    static int looked;
+    if (!looked) {
+        dem = (char *(*)(const char *, char *, size_t *, int *))cs_real_dlsym()(RTLD_DEFAULT, "__cxa_demangle");
+        looked = 1;
+    }
+    int st = -1;
+    char *d = in[0] == '_' && in[1] == 'Z' && dem ? dem(in, NULL, NULL, &st) : NULL;
+    snprintf(out, cap, "%s", d && st == 0 ? d : in);
+    free(d);
+}
+
+int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **e, int *n)
+{
+    struct function *f;
+    int found = 0;
+    char raw[256] = "";
+    void *module = NULL;
+    pthread_rwlock_rdlock(&lock);
+    HASH_FIND_PTR(functions, &handle, f);
+    if (f) { snprintf(raw, sizeof raw, "%s", f->name); module = f->module; found = 1; }
+    if (e && n) {
+        struct module *m = NULL;
+        if (module) HASH_FIND_PTR(modules, &module, m);
+        *e = m ? m->e : NULL;  /* modules are never freed while the process runs: safe to return */
+        *n = m ? m->n : 0;
+    }
+    pthread_rwlock_unlock(&lock);
+    if (!found && handle) {
+        /* Loaded before the shim saw it: the driver (12.3+) knows the name. */
+        const char *nm = NULL;
+        if (!cs_ask_func_name(&nm, handle) && nm) { snprintf(raw, sizeof raw, "%s", nm); found = 1; }
+    }
+    if (!found) { snprintf(out, cap, "%p", handle); return 0; }
+    demangle(raw, out, cap);
+    return 1;
+}
+
+void cs_hook_cuModuleGetFunction(struct cs_thread *t, struct cs_event *ev, void *hfunc, void *hmod, void *name)
+{
+    if (ev->result == 0 && hfunc) remember_function(*(void **)hfunc, hmod, name);
+    if (ev->result) {
+        if (name) cs_extra_str(t, "kernel", name);
+        struct module *m;
+        pthread_rwlock_rdlock(&lock);
+        HASH_FIND_PTR(modules, &hmod, m);
+        struct cs_entry copy[MOD_ENTRIES];
+        int n = m ? m->n : 0;
+        if (m) memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
+        pthread_rwlock_unlock(&lock);
+        explain(t, ev->result, copy, n, "cuModuleGetFunction", name);
+    }
+}
+
+void cs_hook_cuLibraryGetKernel(struct cs_thread *t, struct cs_event *ev, void *pkernel, void *library, void *name)
+{
+    if (ev->result == 0 && pkernel) remember_function(*(void **)pkernel, library, name);
+    if (ev->result) {
+        if (name) cs_extra_str(t, "kernel", name);
+        struct module *m;
+        pthread_rwlock_rdlock(&lock);
+        HASH_FIND_PTR(modules, &library, m);
+        struct cs_entry copy[MOD_ENTRIES];
+        int n = m ? m->n : 0;
+        if (m) memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
+        pthread_rwlock_unlock(&lock);
+        explain(t, ev->result, copy, n, "cuLibraryGetKernel", name);
+    }
+}
+
+void cs_hook_cuKernelGetFunction(struct cs_thread *t, struct cs_event *ev, void *pfunc, void *kernel)
+{
+    char name[256];
+    const struct cs_entry *e;
+    int n;
+    int known = cs_kernel_name(kernel, name, sizeof name, &e, &n);
+    if (ev->result == 0 && pfunc && known) {
+        struct function *f;
+        void *module = NULL;
+        pthread_rwlock_rdlock(&lock);
+        HASH_FIND_PTR(functions, &kernel, f);
+        if (f) module = f->module;
+        pthread_rwlock_unlock(&lock);
+        char raw[256] = "";
+        pthread_rwlock_rdlock(&lock);
+        if (f) snprintf(raw, sizeof raw, "%s", f->name);
+        pthread_rwlock_unlock(&lock);
+        remember_function(*(void **)pfunc, module, raw[0] ? raw : name);
+    }
+    if (ev->result) {
+        cs_extra_str(t, "kernel", name);
+        explain(t, ev->result, e, n, "cuKernelGetFunction", known ? name : NULL);
+    }
+}
+
+/* A launch failed with an image error (lazy loading): explain with the kernel's module. */
+void cs_devcode_launch_failed(struct cs_thread *t, int result, void *f)
+{
+    char name[256];
+    const struct cs_entry *e = NULL;
+    int n = 0;
+    int known = cs_kernel_name(f, name, sizeof name, &e, &n);
+    explain(t, result, e, n, "launch", known ? name : NULL);
+}

@@ -1,0 +1,19 @@
+/* Device code and kernels (devcode.c), launches (launches.c), memory (memory.c). */
+#ifndef CS_DEVCODE_H
+#define CS_DEVCODE_H
+
+#include <stddef.h>
+#include "fatbin.h"
+#include "wrap.h"
+
+/* The kernel's name (demangled when possible) and its module's image entries. 1 when known. */
+int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **e, int *n);
+void cs_devcode_note_cc(int cc);
+void cs_devcode_launch_failed(struct cs_thread *t, int result, void *f);
+
+/* launches.c */
+void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int stream_known);
+int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap);
+void cs_launches_init(void);
+
+#endif

@@ -1,0 +1,103 @@
+/* Device memory: what the process allocated through the calls the shim saw (live bytes, by
+ * pointer), so that an out-of-memory failure can say how much was asked, how much the driver
+ * says is free, and how much this process already holds. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <uthash.h>
+
+#include "../wrappers/gen/cuda_api.h"
+#include "internal.h"
+#include "inventory.h"
+
+struct block { uint64_t ptr; uint64_t size; UT_hash_handle hh; };
+static struct block *blocks;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t live_bytes, live_count, total_bytes;
+
+static void allocated(uint64_t ptr, uint64_t size)
+{
+    struct block *b = malloc(sizeof *b);
+    pthread_mutex_lock(&lock);
+    total_bytes += size;
+    if (b) {
+        struct block *old;
+        HASH_FIND(hh, blocks, &ptr, sizeof ptr, old);
+        if (old) { live_bytes -= old->size; live_count--; HASH_DEL(blocks, old); free(old); }
+        b->ptr = ptr, b->size = size;
+        HASH_ADD(hh, blocks, ptr, sizeof b->ptr, b);
+        live_bytes += size, live_count++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void gib(char *out, size_t cap, uint64_t b)
+{
+    if (b >= (1ull << 30)) snprintf(out, cap, "%.2f GiB", (double)b / (1024.0 * 1024 * 1024));
+    else snprintf(out, cap, "%.1f MiB", (double)b / (1024.0 * 1024));
+}
+
+static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint64_t size)
+{
+    ev->arg = size;
+    if (ev->result == 0) { if (ptr) allocated(ptr, size); return; }
+    cs_extra(t, "\"requested\":%llu", (unsigned long long)size);
+    if (ev->result != 2) return;  /* CUDA_ERROR_OUT_OF_MEMORY */
+    size_t free_b = 0, total_b = 0;
+    int have = !cs_ask_mem_info(&free_b, &total_b);
+    pthread_mutex_lock(&lock);
+    uint64_t live = live_bytes, count = live_count;
+    pthread_mutex_unlock(&lock);
+    if (have) cs_extra(t, "\"free\":%llu,\"total\":%llu", (unsigned long long)free_b, (unsigned long long)total_b);
+    cs_extra(t, "\"process_live_bytes\":%llu,\"process_allocations\":%llu", (unsigned long long)live,
+             (unsigned long long)count);
+    char a[32], f[32], tt[32], l[32], summary[1024], ev_json[512];
+    gib(a, sizeof a, size), gib(f, sizeof f, free_b), gib(tt, sizeof tt, total_b), gib(l, sizeof l, live);
+    snprintf(summary, sizeof summary,
+             "found %s asking for %s with %s free of %s on the device; this process holds %s in %llu allocations the "
+             "shim saw (the rest is other processes, the CUDA context, or allocations made before the shim)",
+             cs_api_name(ev->api), a, have ? f : "?", have ? tt : "?", l, (unsigned long long)count);
+    snprintf(ev_json, sizeof ev_json,
+             "{\"api\":\"%s\",\"requested\":%llu,\"free\":%llu,\"total\":%llu,\"process_live_bytes\":%llu}",
+             cs_api_name(ev->api), (unsigned long long)size, (unsigned long long)free_b, (unsigned long long)total_b,
+             (unsigned long long)live);
+    cs_finding("out-of-memory", CS_WARNING, "oom", summary,
+               "Reduce the batch size or model size, free cached memory (PyTorch: torch.cuda.empty_cache(); "
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation), or stop the other processes "
+               "on this GPU (nvidia-smi lists them). An upgrade can raise memory use: compare with the old stack's "
+               "trace.", ev_json);
+}
+
+static uint64_t out_ptr(struct cs_event *ev, void *p) { return ev->result == 0 && p ? *(uint64_t *)p : 0; }
+
+void cs_hook_cuMemAlloc(struct cs_thread *t, struct cs_event *ev, void *dptr, uint64_t size)
+{ result(t, ev, out_ptr(ev, dptr), size); }
+void cs_hook_cuMemAllocAsync(struct cs_thread *t, struct cs_event *ev, void *dptr, uint64_t size, void *stream)
+{ (void)stream; result(t, ev, out_ptr(ev, dptr), size); }
+void cs_hook_cuMemAllocFromPoolAsync(struct cs_thread *t, struct cs_event *ev, void *dptr, uint64_t size, void *pool,
+                                     void *stream)
+{ (void)pool, (void)stream; result(t, ev, out_ptr(ev, dptr), size); }
+void cs_hook_cuMemAllocManaged(struct cs_thread *t, struct cs_event *ev, void *dptr, uint64_t size, uint32_t flags)
+{ (void)flags; result(t, ev, out_ptr(ev, dptr), size); }
+void cs_hook_cuMemAllocPitch(struct cs_thread *t, struct cs_event *ev, void *dptr, void *pitch, uint64_t w, uint64_t h,
+                             uint32_t elt)
+{
+    (void)elt;
+    uint64_t p = ev->result == 0 && pitch ? *(size_t *)pitch : w;
+    result(t, ev, out_ptr(ev, dptr), p * h);
+}
+/* cuMemCreate makes a physical allocation handle, not an address: counted by handle. */
+void cs_hook_cuMemCreate(struct cs_thread *t, struct cs_event *ev, void *handle, uint64_t size, void *prop, uint64_t flags)
+{ (void)prop, (void)flags; result(t, ev, out_ptr(ev, handle), size); }
+
+void cs_hook_cuMemFree(struct cs_thread *t, struct cs_event *ev, uint64_t dptr)
+{
+    (void)t;
+    if (ev->result) return;
+    pthread_mutex_lock(&lock);
+    struct block *b;
+    HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
+    if (b) { live_bytes -= b->size; live_count--; HASH_DEL(blocks, b); }
+    pthread_mutex_unlock(&lock);
+    free(b);
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Failing launches and device code on the fake driver: 209 and 222 explained from the image and
+# the device, lazy loading, an oversized block, a sticky 700 with its suspects, sync-launch mode
+# pinning the kernel, out of memory with sizes, a graph launch recorded.
+. "$(dirname "$0")/lib.sh"
+need_python
+F="$ROOT/tests/fixtures/fatbin"
+compile devcode tests/programs/devcode.c -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
+# case NAME ENV... -- ARGS: run under the shim; trace in $trace
+case_() {
+    local name=$1; shift
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+    mkdir -p "$TMP/$name"
+    env "${envs[@]}" CUDASHIM_TRACE_DIR="$TMP/$name" LD_PRELOAD="$PRELOAD" ./devcode "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || true
+    trace=$(ls "$TMP/$name"/cudashim-*.jsonl)
+}
+finding_has() { local s; s=$(q finding "$trace" "$1") || { q findings "$trace"; fail "no finding $1"; }
+    for w in "${@:2}"; do grep -qF -- "$w" <<<"$s" || { echo "$s"; fail "finding $1 lacks '$w'"; }; done; }
+
+# 209: an sm_80-only image on a 9.0 device and on a 12.0 device.
+case_ nki90 FAKE_CUDA_CC=9.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load
+finding_has no-kernel-image "SASS for sm_80" "sm_90 (Hopper" "209" "CUDA 11.8"
+case_ nki120 FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load
+finding_has no-kernel-image "SASS for sm_80" "sm_120 (Blackwell" "CUDA 12.8"
+assert_eq "$(q count "$trace" api=cuModuleLoadData image="SASS for sm_80")" 1 "the load line carries the image summary"
+# 222: PTX newer than the driver.
+case_ ptx FAKE_CUDA_CC=9.0 FAKE_CUDA_DRIVER_VERSION=13000 FAKE_CUDA_FAIL=cuModuleLoadData=222 -- "$F/tv11_ptx91.fatbin" load
+finding_has ptx-too-new "PTX 9.1" "needs a driver for CUDA 13.1" "this driver is CUDA 13.0" "222"
+# Lazy loading: the image loads, the kernel's first use fails.
+case_ lazy FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleGetFunction=209 -- "$F/tv18_sm80_only.fatbin" load
+finding_has no-kernel-image "kernel addk" "cuModuleGetFunction" "lazy loading" "sm_120"
+# An oversized block names the kernel and the limit.
+case_ big -- "$F/tv01_basic.fatbin" bigblock
+assert_eq "$(q count "$trace" api=cuLaunchKernel kernel=addk block="[2048, 1, 1]")" 1 "failing launch names its kernel"
+grep -q '"reason":"block 2048x1x1 = 2048 threads exceeds the device limit of 1024 threads per block"' "$trace" ||
+    fail "no reason on the failing launch"
+# A sticky 700 at cuStreamSynchronize names the kernels launched on that stream since the last sync.
+case_ sticky FAKE_CUDA_FAULT_KERNEL=mulk -- "$F/tv01_basic.fatbin" async
+grep -q "cuStreamSynchronize=700" "$TMP/sticky.out" || fail "the fake should report 700"
+finding_has async-kernel-error "CUDA_ERROR_ILLEGAL_ADDRESS (700) at cuStreamSynchronize" "mulk" "addk" "CUDASHIM_SYNC_LAUNCHES=1"
+grep -q '"suspects":\["mulk","addk"\]' "$trace" || fail "the failing sync lacks its suspects"
+# Sync-launch mode pins the kernel that faulted, and only that one.
+case_ pinned CUDASHIM_SYNC_LAUNCHES=1 FAKE_CUDA_FAULT_KERNEL=mulk -- "$F/tv01_basic.fatbin" async
+finding_has kernel-fault "kernel mulk" "700"
+q finding "$trace" kernel-fault | grep -q addk && fail "sync-launch mode blamed addk"
+# ... limited to a pattern: addk only, so the fault in mulk is not pinned.
+case_ pattern CUDASHIM_SYNC_LAUNCHES=add* FAKE_CUDA_FAULT_KERNEL=mulk -- "$F/tv01_basic.fatbin" async
+q findings "$trace" | grep -q kernel-fault && fail "a pattern that excludes mulk still pinned it"
+# Out of memory: the size asked, free and total, and what the process holds.
+case_ oom -- "$F/tv01_basic.fatbin" oom
+python3 - "$trace" <<'PY' || fail "the OOM call lacks its sizes"
+import json, sys
+c = [json.loads(l) for l in open(sys.argv[1]) if '"CUDA_ERROR_OUT_OF_MEMORY"' in l][0]
+assert c["requested"] == 1 << 40 and c["free"] > 0 and c["total"] >= c["free"], c
+assert c["process_live_bytes"] == 1 << 20 and c["process_allocations"] == 1, c
+PY
+finding_has out-of-memory "1024.00 GiB" "free of 80.00 GiB" "1.0 MiB in 1 allocations"
+# A graph launch is recorded (ALL mode writes every call).
+case_ graph CUDASHIM_TRACE_ALL=1 -- "$F/tv01_basic.fatbin" graph
+assert_eq "$(q count "$trace" api=cuGraphLaunch graph=0x99 stream=0x10)" 1 "graph launch recorded"
+# Behaviour unchanged under the shim.
+same_behaviour ./devcode "$F/tv01_basic.fatbin" async >/dev/null
+echo ok
