@@ -184,7 +184,6 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
     snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s", kernel ? "kernel " : "",
              kernel ? kernel : "a device-code image", kernel ? "" : "", result, where, text,
              strcmp(where, "load") ? lazy : "");
-    const char *id = result == 209 ? "no-kernel-image" : result == 222 ? "ptx-too-new" : "image-rejected";
     const char *fix = result == 209 ? "Install a build of the framework or extension that includes this GPU's architecture "
                                       "(or PTX it can JIT), or run on a GPU the build supports."
                     : result == 222 ? "Upgrade the driver to one that reads this PTX version, or use a build with SASS for "
@@ -202,7 +201,9 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
     cs_put(&b, "}");
     ev[b.len] = 0;
     snprintf(key, sizeof key, "%d:%s", result, kernel ? kernel : where);
-    cs_finding(id, CS_ERROR, key, summary, fix, ev);
+    if (result == 209) cs_finding("no-kernel-image", CS_ERROR, key, summary, fix, ev);
+    else if (result == 222) cs_finding("ptx-too-new", CS_ERROR, key, summary, fix, ev);
+    else cs_finding("image-rejected", CS_ERROR, key, summary, fix, ev);
     if (t) cs_extra_str(t, "diagnosis", text);
 }
 
