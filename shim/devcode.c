@@ -332,7 +332,7 @@ int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **
     void *module = NULL;
     pthread_rwlock_rdlock(&lock);
     HASH_FIND_PTR(functions, &handle, f);
-    if (f) { snprintf(raw, sizeof raw, "%s", f->name); module = f->module; found = 1; }
+    if (f) { snprintf(raw, sizeof raw, "%s", f->name); module = f->module; found = raw[0] != 0; }
     if (e && n) {
         struct module *m = NULL;
         if (module) HASH_FIND_PTR(modules, &module, m);
@@ -340,12 +340,14 @@ int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **
         *n = m ? m->n : 0;
     }
     pthread_rwlock_unlock(&lock);
-    if (!found && handle) {
-        /* Loaded before the shim saw it: the driver (12.3+) knows the name. */
+    if (!f && handle) {
+        /* Loaded before the shim saw it: the driver (12.3+) knows the name. Remember the answer,
+         * a miss too, so the driver is asked once per function, not once per launch. */
         const char *nm = NULL;
         if (!cs_ask_func_name(&nm, handle) && nm) { snprintf(raw, sizeof raw, "%s", nm); found = 1; }
+        remember_function(handle, NULL, found ? raw : "");
     }
-    if (!found) { snprintf(out, cap, "%p", handle); return 0; }
+    if (!found || !raw[0]) { snprintf(out, cap, "%p", handle); return 0; }
     demangle(raw, out, cap);
     return 1;
 }

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -87,7 +88,14 @@ static void *library_handle(struct cs_api *api)
     /* RTLD_NOLOAD: never load anything the program has not loaded itself. */
     void *h = atomic_load(&api->handle);
     if (!h) {
-        h = dlopen(api->soname, RTLD_LAZY | RTLD_NOLOAD);
+        /* soname lists the majors we know, newest first: "libcudnn.so.9:libcudnn.so.8" */
+        for (const char *s = api->soname; s && *s && !h;) {
+            const char *end = strchrnul(s, ':');
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(end - s), s);
+            h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+            s = *end ? end + 1 : end;
+        }
         if (h) {
             void *expected = NULL;
             if (!atomic_compare_exchange_strong(&api->handle, &expected, h)) {

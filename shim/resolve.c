@@ -23,7 +23,9 @@ static struct cs_api *const apis[] = {
 /* Which API a name belongs to, and its index: exact match only, never a prefix. */
 static int find_wrapped(const char *name, struct cs_api **api)
 {
-    if (!name || name[0] != 'c' || name[1] != 'u')  /* cu*, cudnn*, cublas*: one cheap test */
+    /* cu*, cudnn*, cublas*, nccl*, pnccl*: one cheap test before any search */
+    if (!name || !((name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'c') ||
+                   (name[0] == 'p' && name[1] == 'n')))
         return -1;
     for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
         int idx = cs_api_find(apis[i], name);

@@ -9,7 +9,9 @@ assert_eq "$rc" "5" "exit status of a non-CUDA program"
 need_python
 with_shim python3 -c 'import ctypes, json; print(json.dumps({"ok": 1}))' >/dev/null
 [ -z "$(ls "$TMP"/cudashim-* 2>/dev/null)" ] || fail "python without CUDA left a trace"
-# Only the hooks are exported.
-extra=$(nm -D --defined-only "$SHIM" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}' | grep -v -E '^(cu[A-Z]|dlsym$|dlvsym$|dlerror$)' || true)
+# Only the hooks are exported: the wrapped APIs (driver, cuDNN, NCCL with its pnccl aliases,
+# cuBLAS, cuBLASLt) and the loader hooks.
+extra=$(nm -D --defined-only "$SHIM" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}' |
+        grep -v -E '^(cu[A-Z]|cudnn[A-Z]|cublas[A-Z]|cublasLt[A-Z]|p?nccl[A-Z]|dlsym$|dlvsym$|dlerror$)' || true)
 [ -z "$extra" ] || fail "unexpected exported symbols: $extra"
 echo ok
