@@ -92,6 +92,7 @@ void cs_config_load(void)
         case CS_CFG_UNWINDER: cs_cfg.unwinder = s; break;
         case CS_CFG_CRASH_SELFTEST: cs_cfg.crash_selftest = b; break;
         case CS_CFG_SYNC_LAUNCHES: cs_cfg.sync_launches = s && *s && strcmp(s, "0") ? s : NULL; break;
+        case CS_CFG_HANG_TIMEOUT: cs_cfg.hang_timeout = s; break;
         case CS_CFG_EXPECT_GPU: cs_cfg.expect_gpu = b; break;
         case CS_CFG_DRIVER_VERSION_FILE: cs_cfg.driver_version_file = s; break;
         }

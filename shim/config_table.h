@@ -16,3 +16,4 @@ CS_VAR(CRASH_SELFTEST,     BOOL,    "0",                     "Test only: fault i
 CS_VAR(EXPECT_GPU,         BOOL,    "0",                     "1: the program is meant to use the GPU: at exit, report when no CUDA library was ever loaded (a CPU-only build). `cudashim run` sets it.")
 CS_VAR(DRIVER_VERSION_FILE, STRING, "/proc/driver/nvidia/version", "Where the kernel module's version is read (tests point it at a file).")
 CS_VAR(SYNC_LAUNCHES,      STRING,  "",                      "1: synchronise after every kernel launch (NCCL kernels excepted) to pin the kernel behind an asynchronous error; or a name pattern (fnmatch or substring) for some kernels. Slows the program; results are unchanged.")
+CS_VAR(HANG_TIMEOUT,       STRING,  "",                      "Seconds (e.g. 300): a watchdog thread reports any call that has not returned after this long, with what every thread is inside, the last NCCL operations per communicator and the last launches. Off when unset.")

@@ -324,6 +324,19 @@ static void demangle(const char *in, char *out, size_t cap)
     free(d);
 }
 
+/* The name from the map only: for the watchdog, which must not call the driver. */
+void cs_kernel_name_cached(void *handle, char *out, size_t cap)
+{
+    struct function *f;
+    pthread_rwlock_rdlock(&lock);
+    HASH_FIND_PTR(functions, &handle, f);
+    char raw[256] = "";
+    if (f) snprintf(raw, sizeof raw, "%s", f->name);
+    pthread_rwlock_unlock(&lock);
+    if (raw[0]) snprintf(out, cap, "%s", raw);
+    else snprintf(out, cap, "%p", handle);
+}
+
 int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **e, int *n)
 {
     struct function *f;

@@ -8,6 +8,7 @@
 
 /* The kernel's name (demangled when possible) and its module's image entries. 1 when known. */
 int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **e, int *n);
+void cs_kernel_name_cached(void *handle, char *out, size_t cap);
 void cs_devcode_note_cc(int cc);
 void cs_devcode_launch_failed(struct cs_thread *t, int result, void *f);
 

@@ -24,6 +24,7 @@ static void after_fork_child(void)
     if (cs_cuda_initialised) cs_forked_after_init = 1;
     cs_writer_after_fork();
     cs_thread_after_fork(cs_tls);
+    cs_watchdog_after_fork();
 }
 
 int cs_init(void)
@@ -52,6 +53,7 @@ int cs_init(void)
     atomic_store(&state, READY);
     cs_writer_start();
     cs_crash_install();
+    cs_watchdog_start();
     cs_inventory_refresh(0);
     initialising = 0;
     return 1;

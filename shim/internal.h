@@ -29,7 +29,7 @@ extern const struct cs_var cs_vars[CS_CFG_COUNT];
 struct cs_config {
     int disable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
     uint64_t ring_size, max_errors_per_api;
-    const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches;
+    const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches, *hang_timeout;
 };
 extern struct cs_config cs_cfg;
 void cs_config_load(void);
@@ -97,6 +97,10 @@ int cs_ask_driver_version(int *v);
 int cs_ask_func_name(const char **name, void *f);
 int cs_ask_stream_sync(void *stream);
 int cs_ask_mem_info(size_t *free_b, size_t *total_b);
+
+/* watchdog.c */
+void cs_watchdog_start(void);
+void cs_watchdog_after_fork(void);
 
 /* summary.c */
 void cs_summary_write(void);

@@ -16,6 +16,7 @@
 
 #include "../wrappers/gen/cuda_api.h"
 #include "devcode.h"
+#include "hooks_libs.h"
 #include "internal.h"
 #include "inventory.h"
 
@@ -60,7 +61,7 @@ static struct cs_launch *record(struct cs_thread *t, struct cs_event *ev, void *
     l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
     l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
     l->shmem = shmem;
-    l->graph = 0;
+    l->kind = CS_LAUNCH_KERNEL;
     return l;
 }
 
@@ -71,7 +72,18 @@ int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *
     if (l->seq != ev->seq || (uint64_t)(uintptr_t)l->f != ev->arg) return 0;
     char name[256];
     struct cs_buf b = { out, 0, cap - 1 };
-    if (l->graph) {
+    if (l->kind == CS_LAUNCH_NCCL) {
+        cs_put(&b, "\"comm\":"); cs_put_hex(&b, (uint64_t)(uintptr_t)l->f);
+        cs_put(&b, ",\"count\":"); cs_put_u64(&b, l->count);
+        cs_put(&b, ",\"datatype\":"); cs_put_str(&b, cs_nccl_dtype((int)l->grid[0]));
+        const char *op = cs_nccl_redop((int32_t)l->grid[1]);
+        if (op) { cs_put(&b, ",\"op\":"); cs_put_str(&b, op); }
+        if ((int32_t)l->grid[2] >= 0) { cs_put(&b, ",\"peer\":"); cs_put_i64(&b, (int32_t)l->grid[2]); }
+        cs_put(&b, ",\"stream\":"); cs_put_hex(&b, (uint64_t)(uintptr_t)l->stream);
+        out[b.len] = 0;
+        return (int)b.len;
+    }
+    if (l->kind == CS_LAUNCH_GRAPH) {
         cs_put(&b, "\"graph\":"); cs_put_hex(&b, (uint64_t)(uintptr_t)l->f);
     } else {
         cs_kernel_name(l->f, name, sizeof name, NULL, NULL);
@@ -195,7 +207,7 @@ void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *co
 void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *graph, void *stream)
 {
     struct cs_launch *l = record(t, ev, graph, 0, 0, 0, 0, 0, 0, 0, stream);
-    l->graph = 1;
+    l->kind = CS_LAUNCH_GRAPH;
     if (ev->result) put_launch(t, ev);
 }
 
@@ -223,7 +235,8 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
             if (stream_known && l->stream != stream) continue;
             if (l->ts <= last_synced(l->stream) || l->ts > ev->ts) continue;
             char name[256];
-            if (l->graph) snprintf(name, sizeof name, "graph %p", l->f);
+            if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
+            else if (l->kind == CS_LAUNCH_NCCL) snprintf(name, sizeof name, "%s on communicator %p", cs_api_name((int)l->shmem), l->f);
             else cs_kernel_name(l->f, name, sizeof name, NULL, NULL);
             if (n) cs_put(&b, ",");
             cs_put_str(&b, name);

@@ -74,7 +74,7 @@ void cs_summary_write(void)
     char msg[4096];
     struct cs_buf m = { msg, 0, sizeof msg - 1 };
     cs_put(&m, "cudashim: ");
-    cs_put_u64(&m, total); cs_put(&m, " CUDA calls, ");
+    cs_put_u64(&m, total); cs_put(&m, " calls traced, ");
     cs_put_u64(&m, failed); cs_put(&m, " failed");
     if (dropped) { cs_put(&m, ", "); cs_put_u64(&m, dropped); cs_put(&m, " events dropped"); }
     cs_put(&m, "; trace: "); cs_put(&m, cs_trace_path()); cs_put(&m, "\n");

@@ -68,18 +68,22 @@ struct cs_ring {
 
 /* A launch, kept in a side ring parallel to the call ring (same index): read on failures, by
  * the async-error search and by the ALL-mode writer. */
+enum { CS_LAUNCH_KERNEL, CS_LAUNCH_GRAPH, CS_LAUNCH_NCCL };
 struct cs_launch {
-    void *f;                     /* CUfunction, CUkernel, or CUgraphExec for graph launches */
+    void *f;                     /* CUfunction/CUkernel; CUgraphExec; or the NCCL communicator */
     void *stream;
     uint64_t ts;
+    uint64_t count;              /* NCCL: element count */
     uint32_t seq;
-    uint32_t grid[3], block[3], shmem;
-    uint8_t graph;
+    uint32_t grid[3], block[3], shmem;  /* NCCL: grid = datatype, op, peer; shmem = API index */
+    uint8_t kind;
 };
 
 struct cs_thread {
     int depth;                   /* > 0 while inside a wrapper: nested calls go straight through */
     int current;                 /* global index of the API the thread is inside (valid while depth) */
+    uint64_t enter_ts;           /* when it entered that call (ticks), for the hang watchdog */
+    uint64_t hang_reported;      /* the enter_ts of the call last reported as hung */
     int tid;
     int lossless;                /* ALL mode: never overwrite unwritten events */
     int _Atomic dead;

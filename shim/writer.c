@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "inventory.h"
 #include "devcode.h"
+#include "hooks_libs.h"
 
 static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
 static int trace_fd = -1;
@@ -105,6 +106,8 @@ static void write_header(void)
     cs_put_str(&b, cs_clock_name());
     cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
     cs_put(&b, ",\"ring_size\":"); cs_put_u64(&b, cs_cfg.ring_size);
+    int nccl = cs_nccl_version_if_loaded();
+    if (nccl) { cs_put(&b, ",\"nccl_version\":"); cs_put_u64(&b, (uint64_t)nccl); }
     struct timespec rt, mt;
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mt);
@@ -218,6 +221,7 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
      * have hooks that know the stream). */
     if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && !(api->classes[ev->api - api->base] & CS_CLASS_SYNC))
         cs_async_error(t, ev, NULL, 0);
+    if ((ev->flags & CS_EV_FAILED) && api != &cs_api_cuda) cs_library_error_string(t, api, ev);
     if ((ev->flags & CS_EV_FAILED) && !t->force_write &&
         atomic_fetch_add(&written_errors[ev->api], 1) >= cs_cfg.max_errors_per_api) {
         atomic_fetch_add(&cs_suppressed, 1);
@@ -260,8 +264,7 @@ static int drain(void)
             if (sizeof buf - len < 1024) { cs_write_line(buf, len); len = 0; }
             struct cs_api *api = cs_api_of(ev->api);
             char extra[600];
-            int elen = api && (api->classes[ev->api - api->base] & CS_CLASS_LAUNCH) && ev->arg
-                           ? cs_launch_extra(t, ev, extra, sizeof extra) : 0;
+            int elen = api && ev->arg ? cs_launch_extra(t, ev, extra, sizeof extra) : 0;
             if (api) len += cs_format_event(buf + len, sizeof buf - len, api, ev, t->tid, extra, elen);
             any = 1;
         }

@@ -17,7 +17,7 @@ enum { EXIT_CLEAN = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_BAD_TRACE = 3 };
 struct trace {
     char *file;
     json_t *header, *summary, *crash, *handlers;
-    json_t *calls, *findings, *libraries, *runtimes, *systems;  /* arrays, in file order */
+    json_t *calls, *findings, *libraries, *runtimes, *systems, *hangs;  /* arrays, in file order */
     int cut_last_line;       /* the process died while writing its last line */
     long long start_mono_ns;
 };

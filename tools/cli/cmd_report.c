@@ -137,6 +137,42 @@ static void print_crash(const struct trace *t)
     }
 }
 
+static void print_hangs(const struct trace *t)
+{
+    char title[64];
+    snprintf(title, sizeof title, "HANGS (%zu reports)", json_array_size(t->hangs));
+    rule(stdout, title);
+    size_t i, j;
+    json_t *h, *x;
+    json_array_foreach(t->hangs, i, h) {
+        if (i >= 3) { printf("  ... %zu more in the trace\n", json_array_size(t->hangs) - 3); break; }
+        json_t *sec = json_object_get(h, "seconds");
+        printf("  %sthread %lld inside %s for %.0f s%s\n", c_red(), jint(h, "tid", 0), jstr(h, "inside"),
+               json_is_number(sec) ? json_number_value(sec) : 0.0, c_reset());
+        json_array_foreach(json_object_get(h, "threads"), j, x) {
+            json_t *s2 = json_object_get(x, "seconds");
+            if (*jstr(x, "inside")) printf("    thread %lld: inside %s (%.0f s)\n", jint(x, "tid", 0), jstr(x, "inside"),
+                                           json_is_number(s2) ? json_number_value(s2) : 0.0);
+            else printf("    thread %lld: idle, last call %s\n", jint(x, "tid", 0), *jstr(x, "last_call") ? jstr(x, "last_call") : "-");
+        }
+        json_array_foreach(json_object_get(h, "nccl"), j, x) {
+            json_t *ops = json_object_get(x, "last_ops");
+            json_t *last = json_array_size(ops) ? json_array_get(ops, json_array_size(ops) - 1) : NULL;
+            json_t *ago = last ? json_object_get(last, "seconds_ago") : NULL;
+            printf("    NCCL communicator %s: rank %lld of %lld, %lld operations%s%s%s\n", jstr(x, "comm"), jint(x, "rank", -1),
+                   jint(x, "nranks", -1), jint(x, "ops_total", 0), last ? ", the last " : "", last ? jstr(last, "api") : "",
+                   last ? "" : "");
+            if (last) {
+                char line[512];
+                snprintf(line, sizeof line, "(%lld x %s, %.0f s ago): compare with the other ranks' traces; the rank "
+                         "that did not get this far is the one to look at", jint(last, "count", 0), jstr(last, "datatype"),
+                         json_is_number(ago) ? json_number_value(ago) : 0.0);
+                wrap(stdout, "      ", line, CLI_WIDTH);
+            }
+        }
+    }
+}
+
 static void print_findings(json_t *findings)
 {
     size_t i;
@@ -238,6 +274,7 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
     else if (!t->crash)
         printf("  no summary line: the process did not reach exit normally (killed, or exec'd)\n");
     if (t->crash) print_crash(t);
+    if (json_array_size(t->hangs)) print_hangs(t);
     print_findings(findings);
     print_failures(t, groups);
     print_libraries(t);
@@ -355,11 +392,11 @@ int cmd_report(int argc, char **argv)
         size_t i;
         json_t *f;
         json_array_foreach(findings, i, f) errors += !strcmp(jstr(f, "severity"), "error");
-        errors += ts[k].crash != NULL;
+        errors += ts[k].crash != NULL || json_array_size(ts[k].hangs) > 0;
         if (as_json) {
             json_array_append_new(json_object_get(out, "traces"),
-                json_pack("{s:s, s:s, s:O, s:O, s:o, s:o, s:O, s:O, s:b}", "file", ts[k].file, "label", trace_label(&ts[k]),
-                          "header", ts[k].header, "crash", ts[k].crash ? ts[k].crash : json_null(), "findings", findings,
+                json_pack("{s:s, s:s, s:O, s:O, s:O, s:o, s:o, s:O, s:O, s:b}", "file", ts[k].file, "label", trace_label(&ts[k]),
+                          "header", ts[k].header, "crash", ts[k].crash ? ts[k].crash : json_null(), "hangs", ts[k].hangs, "findings", findings,
                           "failing_calls", groups, "libraries", ts[k].libraries,
                           "summary", ts[k].summary ? ts[k].summary : json_null(), "cut_last_line", ts[k].cut_last_line));
         } else {

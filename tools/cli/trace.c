@@ -32,7 +32,7 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
     memset(t, 0, sizeof *t);
     t->file = strdup(path);
     t->calls = json_array(), t->findings = json_array(), t->libraries = json_array();
-    t->runtimes = json_array(), t->systems = json_array();
+    t->runtimes = json_array(), t->systems = json_array(), t->hangs = json_array();
     FILE *f = fopen(path, "r");
     if (!f) { snprintf(err, cap, "%s: %s", path, strerror(errno)); return -1; }
     char *line = NULL;
@@ -86,6 +86,13 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
         else if (!strcmp(type, "library")) add(&t->libraries, e);
         else if (!strcmp(type, "runtime")) add(&t->runtimes, e);
         else if (!strcmp(type, "system")) add(&t->systems, e);
+        else if (!strcmp(type, "hang")) add(&t->hangs, e);
+        else if (!strcmp(type, "process") && t->header) {
+            /* facts learnt after the header was written (NCCL's version): merged into it */
+            const char *k;
+            json_t *v;
+            json_object_foreach(e, k, v) if (strcmp(k, "type")) json_object_set(t->header, k, v);
+        }
         else if (!strcmp(type, "summary")) { json_decref(t->summary); t->summary = json_incref(e); }
         else if (!strcmp(type, "crash")) { if (!t->crash) t->crash = json_incref(e); }
         else if (!strcmp(type, "signal_handlers")) { json_decref(t->handlers); t->handlers = json_incref(e); }
@@ -104,7 +111,7 @@ void trace_free(struct trace *t)
     free(t->file);
     json_decref(t->header), json_decref(t->summary), json_decref(t->crash), json_decref(t->handlers);
     json_decref(t->calls), json_decref(t->findings), json_decref(t->libraries), json_decref(t->runtimes);
-    json_decref(t->systems);
+    json_decref(t->systems), json_decref(t->hangs);
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -16,6 +16,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAsumEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAsumEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAsumEx)))) return real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAsumEx, via, (uint32_t)r, t0);
@@ -37,6 +38,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAsumEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAsumEx_64)))) return real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, via, (uint32_t)r, t0);
@@ -58,6 +60,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAxpyEx)))) return real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAxpyEx, via, (uint32_t)r, t0);
@@ -79,6 +82,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAxpyEx_64)))) return real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, via, (uint32_t)r, t0);
@@ -100,6 +104,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, via, (uint32_t)r, t0);
@@ -121,6 +126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, via, (uint32_t)r, t0);
@@ -142,6 +148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, via, (uint32_t)r, t0);
@@ -163,6 +170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, via, (uint32_t)r, t0);
@@ -184,6 +192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdgmm, via, (uint32_t)r, t0);
@@ -205,6 +214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, via, (uint32_t)r, t0);
@@ -226,6 +236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotc_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, via, (uint32_t)r, t0);
@@ -247,6 +258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotc_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, via, (uint32_t)r, t0);
@@ -268,6 +280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotu_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, via, (uint32_t)r, t0);
@@ -289,6 +302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotu_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, via, (uint32_t)r, t0);
@@ -310,6 +324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, via, (uint32_t)r, t0);
@@ -331,6 +346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, via, (uint32_t)r, t0);
@@ -352,6 +368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeam, via, (uint32_t)r, t0);
@@ -373,6 +390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeam_64, via, (uint32_t)r, t0);
@@ -394,6 +412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, via, (uint32_t)r, t0);
@@ -415,6 +434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3m)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3m, via, (uint32_t)r, t0);
@@ -436,6 +456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, via, (uint32_t)r, t0);
@@ -457,6 +478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, via, (uint32_t)r, t0);
@@ -478,6 +500,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, via, (uint32_t)r, t0);
@@ -499,6 +522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, via, (uint32_t)r, t0);
@@ -520,6 +544,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, via, (uint32_t)r, t0);
@@ -541,6 +566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, via, (uint32_t)r, t0);
@@ -562,6 +588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3m_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, via, (uint32_t)r, t0);
@@ -583,6 +610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, via, (uint32_t)r, t0);
@@ -604,6 +632,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, via, (uint32_t)r, t0);
@@ -625,6 +654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmEx, via, (uint32_t)r, t0);
@@ -646,6 +676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, via, (uint32_t)r, t0);
@@ -667,6 +698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, via, (uint32_t)r, t0);
@@ -688,6 +720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -709,6 +742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, via, (uint32_t)r, t0);
@@ -730,6 +764,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, via, (uint32_t)r, t0);
@@ -751,6 +786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, via, (uint32_t)r, t0);
@@ -772,6 +808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, via, (uint32_t)r, t0);
@@ -793,6 +830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, via, (uint32_t)r, t0);
@@ -814,6 +852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -835,6 +874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, via, (uint32_t)r, t0);
@@ -856,6 +896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, via, (uint32_t)r, t0);
@@ -877,6 +918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, via, (uint32_t)r, t0);
@@ -898,6 +940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgerc_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, via, (uint32_t)r, t0);
@@ -919,6 +962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgerc_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, via, (uint32_t)r, t0);
@@ -940,6 +984,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeru_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, via, (uint32_t)r, t0);
@@ -961,6 +1006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeru_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, via, (uint32_t)r, t0);
@@ -982,6 +1028,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, via, (uint32_t)r, t0);
@@ -1003,6 +1050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, via, (uint32_t)r, t0);
@@ -1024,6 +1072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, via, (uint32_t)r, t0);
@@ -1045,6 +1094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, via, (uint32_t)r, t0);
@@ -1066,6 +1116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, via, (uint32_t)r, t0);
@@ -1087,6 +1138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemm_v2, via, (uint32_t)r, t0);
@@ -1108,6 +1160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, via, (uint32_t)r, t0);
@@ -1129,6 +1182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemv_v2, via, (uint32_t)r, t0);
@@ -1150,6 +1204,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, via, (uint32_t)r, t0);
@@ -1171,6 +1226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2_v2, via, (uint32_t)r, t0);
@@ -1192,6 +1248,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, via, (uint32_t)r, t0);
@@ -1213,6 +1270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, via, (uint32_t)r, t0);
@@ -1234,6 +1292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, via, (uint32_t)r, t0);
@@ -1255,6 +1314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher_v2, via, (uint32_t)r, t0);
@@ -1276,6 +1336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, via, (uint32_t)r, t0);
@@ -1297,6 +1358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk3mEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, via, (uint32_t)r, t0);
@@ -1318,6 +1380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk3mEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, via, (uint32_t)r, t0);
@@ -1339,6 +1402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkEx, via, (uint32_t)r, t0);
@@ -1360,6 +1424,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, via, (uint32_t)r, t0);
@@ -1381,6 +1446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk_v2, via, (uint32_t)r, t0);
@@ -1402,6 +1468,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, via, (uint32_t)r, t0);
@@ -1423,6 +1490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkx, via, (uint32_t)r, t0);
@@ -1444,6 +1512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkx_64, via, (uint32_t)r, t0);
@@ -1465,6 +1534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, via, (uint32_t)r, t0);
@@ -1486,6 +1556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, via, (uint32_t)r, t0);
@@ -1507,6 +1578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, via, (uint32_t)r, t0);
@@ -1528,6 +1600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, via, (uint32_t)r, t0);
@@ -1549,6 +1622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr_v2, via, (uint32_t)r, t0);
@@ -1570,6 +1644,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, via, (uint32_t)r, t0);
@@ -1591,6 +1666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, via, (uint32_t)r, t0);
@@ -1612,6 +1688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCopyEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCopyEx)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCopyEx, via, (uint32_t)r, t0);
@@ -1633,6 +1710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCopyEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, via, (uint32_t)r, t0);
@@ -1646,6 +1724,7 @@ static uint32_t cs_g_cublasCopyEx_64(void * handle, int64_t n, void * x, uint32_
 CS_EXPORT uint32_t cs_v12_cublasCopyEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy) { return cublasCopyEx_64(handle, n, x, xType, incx, y, yType, incy); }
 __asm__(".symver cs_v12_cublasCopyEx_64, cublasCopyEx_64@libcublas.so.12");
 
+void cs_hook_cublasCreate(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCreate_v2(uint8_t via, void * handle)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -1654,10 +1733,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCreate_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCreate_v2)))) return real(handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCreate_v2, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_cublas, ev, 0);
+    cs_hook_cublasCreate(t, ev, handle);
+    cs_finish(t, &cs_api_cublas, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -1675,6 +1756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrot_v2, via, (uint32_t)r, t0);
@@ -1696,6 +1778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, via, (uint32_t)r, t0);
@@ -1717,6 +1800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, via, (uint32_t)r, t0);
@@ -1738,6 +1822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCscal_v2, via, (uint32_t)r, t0);
@@ -1759,6 +1844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, via, (uint32_t)r, t0);
@@ -1780,6 +1866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, via, (uint32_t)r, t0);
@@ -1801,6 +1888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, via, (uint32_t)r, t0);
@@ -1822,6 +1910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, via, (uint32_t)r, t0);
@@ -1843,6 +1932,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, via, (uint32_t)r, t0);
@@ -1864,6 +1954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCswap_v2, via, (uint32_t)r, t0);
@@ -1885,6 +1976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, via, (uint32_t)r, t0);
@@ -1906,6 +1998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, via, (uint32_t)r, t0);
@@ -1927,6 +2020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, via, (uint32_t)r, t0);
@@ -1948,6 +2042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, via, (uint32_t)r, t0);
@@ -1969,6 +2064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, via, (uint32_t)r, t0);
@@ -1990,6 +2086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, via, (uint32_t)r, t0);
@@ -2011,6 +2108,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, via, (uint32_t)r, t0);
@@ -2032,6 +2130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, via, (uint32_t)r, t0);
@@ -2053,6 +2152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -2074,6 +2174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, via, (uint32_t)r, t0);
@@ -2095,6 +2196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, via, (uint32_t)r, t0);
@@ -2116,6 +2218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk3mEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, via, (uint32_t)r, t0);
@@ -2137,6 +2240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk3mEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, via, (uint32_t)r, t0);
@@ -2158,6 +2262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, via, (uint32_t)r, t0);
@@ -2179,6 +2284,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, via, (uint32_t)r, t0);
@@ -2200,6 +2306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, via, (uint32_t)r, t0);
@@ -2221,6 +2328,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, via, (uint32_t)r, t0);
@@ -2242,6 +2350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkx, via, (uint32_t)r, t0);
@@ -2263,6 +2372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, via, (uint32_t)r, t0);
@@ -2284,6 +2394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, via, (uint32_t)r, t0);
@@ -2305,6 +2416,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, via, (uint32_t)r, t0);
@@ -2326,6 +2438,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, via, (uint32_t)r, t0);
@@ -2347,6 +2460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, via, (uint32_t)r, t0);
@@ -2368,6 +2482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, via, (uint32_t)r, t0);
@@ -2389,6 +2504,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, via, (uint32_t)r, t0);
@@ -2410,6 +2526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, via, (uint32_t)r, t0);
@@ -2431,6 +2548,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, via, (uint32_t)r, t0);
@@ -2452,6 +2570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpttr, via, (uint32_t)r, t0);
@@ -2473,6 +2592,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, via, (uint32_t)r, t0);
@@ -2494,6 +2614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, via, (uint32_t)r, t0);
@@ -2515,6 +2636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, via, (uint32_t)r, t0);
@@ -2536,6 +2658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, via, (uint32_t)r, t0);
@@ -2557,6 +2680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, via, (uint32_t)r, t0);
@@ -2578,6 +2702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, via, (uint32_t)r, t0);
@@ -2599,6 +2724,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, via, (uint32_t)r, t0);
@@ -2620,6 +2746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, via, (uint32_t)r, t0);
@@ -2641,6 +2768,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, via, (uint32_t)r, t0);
@@ -2662,6 +2790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, via, (uint32_t)r, t0);
@@ -2683,6 +2812,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrttp, via, (uint32_t)r, t0);
@@ -2704,6 +2834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDasum_v2, via, (uint32_t)r, t0);
@@ -2725,6 +2856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, via, (uint32_t)r, t0);
@@ -2746,6 +2878,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, via, (uint32_t)r, t0);
@@ -2767,6 +2900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, via, (uint32_t)r, t0);
@@ -2788,6 +2922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, via, (uint32_t)r, t0);
@@ -2809,6 +2944,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, via, (uint32_t)r, t0);
@@ -2830,6 +2966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdgmm, via, (uint32_t)r, t0);
@@ -2851,6 +2988,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, via, (uint32_t)r, t0);
@@ -2872,6 +3010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdot_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdot_v2, via, (uint32_t)r, t0);
@@ -2893,6 +3032,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdot_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, via, (uint32_t)r, t0);
@@ -2914,10 +3054,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDestroy_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDestroy_v2)))) return real(handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_cublas, ev, 0);
+    cs_finish(t, &cs_api_cublas, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -2935,6 +3076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, via, (uint32_t)r, t0);
@@ -2956,6 +3098,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, via, (uint32_t)r, t0);
@@ -2977,6 +3120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeam, via, (uint32_t)r, t0);
@@ -2998,6 +3142,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeam_64, via, (uint32_t)r, t0);
@@ -3019,6 +3164,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, via, (uint32_t)r, t0);
@@ -3040,6 +3186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, via, (uint32_t)r, t0);
@@ -3061,6 +3208,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, via, (uint32_t)r, t0);
@@ -3082,6 +3230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmGroupedBatched)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, via, (uint32_t)r, t0);
@@ -3103,6 +3252,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmGroupedBatched_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, via, (uint32_t)r, t0);
@@ -3124,6 +3274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, via, (uint32_t)r, t0);
@@ -3145,6 +3296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -3166,6 +3318,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, via, (uint32_t)r, t0);
@@ -3187,6 +3340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, via, (uint32_t)r, t0);
@@ -3208,6 +3362,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, via, (uint32_t)r, t0);
@@ -3229,6 +3384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, via, (uint32_t)r, t0);
@@ -3250,6 +3406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, via, (uint32_t)r, t0);
@@ -3271,6 +3428,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -3292,6 +3450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, via, (uint32_t)r, t0);
@@ -3313,6 +3472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, via, (uint32_t)r, t0);
@@ -3334,6 +3494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, via, (uint32_t)r, t0);
@@ -3355,6 +3516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDger_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDger_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDger_v2, via, (uint32_t)r, t0);
@@ -3376,6 +3538,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDger_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, via, (uint32_t)r, t0);
@@ -3397,6 +3560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, via, (uint32_t)r, t0);
@@ -3418,6 +3582,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, via, (uint32_t)r, t0);
@@ -3439,6 +3604,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, via, (uint32_t)r, t0);
@@ -3460,6 +3626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, via, (uint32_t)r, t0);
@@ -3481,6 +3648,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, via, (uint32_t)r, t0);
@@ -3502,6 +3670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, via, (uint32_t)r, t0);
@@ -3523,6 +3692,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotEx)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotEx, via, (uint32_t)r, t0);
@@ -3544,6 +3714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotEx_64, via, (uint32_t)r, t0);
@@ -3565,6 +3736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotcEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotcEx)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotcEx, via, (uint32_t)r, t0);
@@ -3586,6 +3758,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotcEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, via, (uint32_t)r, t0);
@@ -3607,6 +3780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrot_v2, via, (uint32_t)r, t0);
@@ -3628,6 +3802,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, via, (uint32_t)r, t0);
@@ -3649,6 +3824,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, via, (uint32_t)r, t0);
@@ -3670,6 +3846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotm_v2)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, via, (uint32_t)r, t0);
@@ -3691,6 +3868,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotm_v2_64)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, via, (uint32_t)r, t0);
@@ -3712,6 +3890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotmg_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotmg_v2)))) return real(handle, d1, d2, x1, y1, param);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, via, (uint32_t)r, t0);
@@ -3733,6 +3912,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, via, (uint32_t)r, t0);
@@ -3754,6 +3934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, via, (uint32_t)r, t0);
@@ -3775,6 +3956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDscal_v2, via, (uint32_t)r, t0);
@@ -3796,6 +3978,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, via, (uint32_t)r, t0);
@@ -3817,6 +4000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, via, (uint32_t)r, t0);
@@ -3838,6 +4022,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, via, (uint32_t)r, t0);
@@ -3859,6 +4044,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, via, (uint32_t)r, t0);
@@ -3880,6 +4066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, via, (uint32_t)r, t0);
@@ -3901,6 +4088,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr_v2, via, (uint32_t)r, t0);
@@ -3922,6 +4110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, via, (uint32_t)r, t0);
@@ -3943,6 +4132,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDswap_v2, via, (uint32_t)r, t0);
@@ -3964,6 +4154,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, via, (uint32_t)r, t0);
@@ -3985,6 +4176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, via, (uint32_t)r, t0);
@@ -4006,6 +4198,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, via, (uint32_t)r, t0);
@@ -4027,6 +4220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, via, (uint32_t)r, t0);
@@ -4048,6 +4242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, via, (uint32_t)r, t0);
@@ -4069,6 +4264,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, via, (uint32_t)r, t0);
@@ -4090,6 +4286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, via, (uint32_t)r, t0);
@@ -4111,6 +4308,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, via, (uint32_t)r, t0);
@@ -4132,6 +4330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -4153,6 +4352,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, via, (uint32_t)r, t0);
@@ -4174,6 +4374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, via, (uint32_t)r, t0);
@@ -4195,6 +4396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, via, (uint32_t)r, t0);
@@ -4216,6 +4418,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, via, (uint32_t)r, t0);
@@ -4237,6 +4440,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrkx, via, (uint32_t)r, t0);
@@ -4258,6 +4462,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, via, (uint32_t)r, t0);
@@ -4279,6 +4484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, via, (uint32_t)r, t0);
@@ -4300,6 +4506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, via, (uint32_t)r, t0);
@@ -4321,6 +4528,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, via, (uint32_t)r, t0);
@@ -4342,6 +4550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, via, (uint32_t)r, t0);
@@ -4363,6 +4572,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, via, (uint32_t)r, t0);
@@ -4384,6 +4594,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, via, (uint32_t)r, t0);
@@ -4405,6 +4616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, via, (uint32_t)r, t0);
@@ -4426,6 +4638,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, via, (uint32_t)r, t0);
@@ -4447,6 +4660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpttr, via, (uint32_t)r, t0);
@@ -4468,6 +4682,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, via, (uint32_t)r, t0);
@@ -4489,6 +4704,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, via, (uint32_t)r, t0);
@@ -4510,6 +4726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, via, (uint32_t)r, t0);
@@ -4531,6 +4748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, via, (uint32_t)r, t0);
@@ -4552,6 +4770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, via, (uint32_t)r, t0);
@@ -4573,6 +4792,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, via, (uint32_t)r, t0);
@@ -4594,6 +4814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, via, (uint32_t)r, t0);
@@ -4615,6 +4836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, via, (uint32_t)r, t0);
@@ -4636,6 +4858,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, via, (uint32_t)r, t0);
@@ -4657,6 +4880,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, via, (uint32_t)r, t0);
@@ -4678,6 +4902,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrttp, via, (uint32_t)r, t0);
@@ -4699,6 +4924,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDzasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, via, (uint32_t)r, t0);
@@ -4720,6 +4946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDzasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, via, (uint32_t)r, t0);
@@ -4741,6 +4968,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDznrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, via, (uint32_t)r, t0);
@@ -4762,6 +4990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDznrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, via, (uint32_t)r, t0);
@@ -4783,6 +5012,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmBatchedEx)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, via, (uint32_t)r, t0);
@@ -4804,6 +5034,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx_6
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmBatchedEx_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, via, (uint32_t)r, t0);
@@ -4825,6 +5056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx, via, (uint32_t)r, t0);
@@ -4846,6 +5078,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, via, (uint32_t)r, t0);
@@ -4867,6 +5100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmGroupedBatchedEx)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, via, (uint32_t)r, t0);
@@ -4888,6 +5122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmGroupedBatchedEx_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, via, (uint32_t)r, t0);
@@ -4909,6 +5144,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmStridedBatchedEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, via, (uint32_t)r, t0);
@@ -4930,6 +5166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmStridedBatchedEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via, (uint32_t)r, t0);
@@ -4951,6 +5188,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetAtomicsMode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetAtomicsMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, via, (uint32_t)r, t0);
@@ -4972,6 +5210,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cublasGetCudartVersio
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetCudartVersion)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, via, 0, t0);
@@ -4993,6 +5232,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationSpe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetEmulationSpecialValuesSupport)))) return real(handle, mask);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mask);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, via, (uint32_t)r, t0);
@@ -5014,6 +5254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationStr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetEmulationStrategy)))) return real(handle, emulationStrategy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, emulationStrategy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, via, (uint32_t)r, t0);
@@ -5035,6 +5276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer)))) return real(handle, mantissaBitCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, t0);
@@ -5056,6 +5298,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset)))) return real(handle, mantissaBitOffset);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mantissaBitOffset);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, t0);
@@ -5077,6 +5320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl)))) return real(handle, mantissaControl);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mantissaControl);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, via, (uint32_t)r, t0);
@@ -5098,6 +5342,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount)))) return real(handle, maxMantissaBitCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, maxMantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, t0);
@@ -5119,6 +5364,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetLoggerCallba
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetLoggerCallback)))) return real(userCallback);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(userCallback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, via, (uint32_t)r, t0);
@@ -5140,6 +5386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMathMode(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMathMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMathMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMathMode, via, (uint32_t)r, t0);
@@ -5161,6 +5408,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrix)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrix, via, (uint32_t)r, t0);
@@ -5182,6 +5430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrixAsync)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, via, (uint32_t)r, t0);
@@ -5203,6 +5452,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrixAsync_64)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, via, (uint32_t)r, t0);
@@ -5224,6 +5474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrix_64)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, via, (uint32_t)r, t0);
@@ -5245,6 +5496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetPointerMode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetPointerMode_v2)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, via, (uint32_t)r, t0);
@@ -5266,6 +5518,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetProperty(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetProperty, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetProperty)))) return real(type, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(type, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetProperty, via, (uint32_t)r, t0);
@@ -5287,6 +5540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetSmCountTarge
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetSmCountTarget)))) return real(handle, smCountTarget);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, smCountTarget);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, via, (uint32_t)r, t0);
@@ -5308,6 +5562,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusName(uin
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStatusName, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStatusName)))) return real(status);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStatusName, via, 0, t0);
@@ -5329,6 +5584,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusString(u
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStatusString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStatusString)))) return real(status);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStatusString, via, 0, t0);
@@ -5350,6 +5606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetStream_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStream_v2)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, via, (uint32_t)r, t0);
@@ -5371,6 +5628,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVector, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVector)))) return real(n, elemSize, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVector, via, (uint32_t)r, t0);
@@ -5392,6 +5650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVectorAsync)))) return real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, via, (uint32_t)r, t0);
@@ -5413,6 +5672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVectorAsync_64)))) return real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, via, (uint32_t)r, t0);
@@ -5434,6 +5694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVector_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVector_64)))) return real(n, elemSize, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVector_64, via, (uint32_t)r, t0);
@@ -5455,6 +5716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVersion_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVersion_v2)))) return real(handle, version);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, via, (uint32_t)r, t0);
@@ -5476,6 +5738,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIamaxEx)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIamaxEx, via, (uint32_t)r, t0);
@@ -5497,6 +5760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIamaxEx_64)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, via, (uint32_t)r, t0);
@@ -5518,6 +5782,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIaminEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIaminEx)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIaminEx, via, (uint32_t)r, t0);
@@ -5539,6 +5804,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIaminEx_64)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, via, (uint32_t)r, t0);
@@ -5560,6 +5826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, via, (uint32_t)r, t0);
@@ -5581,6 +5848,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, via, (uint32_t)r, t0);
@@ -5602,6 +5870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, via, (uint32_t)r, t0);
@@ -5623,6 +5892,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, via, (uint32_t)r, t0);
@@ -5644,6 +5914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, via, (uint32_t)r, t0);
@@ -5665,6 +5936,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, via, (uint32_t)r, t0);
@@ -5686,6 +5958,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, via, (uint32_t)r, t0);
@@ -5707,6 +5980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, via, (uint32_t)r, t0);
@@ -5728,6 +6002,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, via, (uint32_t)r, t0);
@@ -5749,6 +6024,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, via, (uint32_t)r, t0);
@@ -5770,6 +6046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, via, (uint32_t)r, t0);
@@ -5791,6 +6068,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, via, (uint32_t)r, t0);
@@ -5812,6 +6090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, via, (uint32_t)r, t0);
@@ -5833,6 +6112,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, via, (uint32_t)r, t0);
@@ -5854,6 +6134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, via, (uint32_t)r, t0);
@@ -5875,6 +6156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, via, (uint32_t)r, t0);
@@ -5896,6 +6178,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLoggerConfigure
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasLoggerConfigure)))) return real(logIsOn, logToStdOut, logToStdErr, logFileName);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(logIsOn, logToStdOut, logToStdErr, logFileName);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, via, (uint32_t)r, t0);
@@ -5917,6 +6200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasNrm2Ex)))) return real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, via, (uint32_t)r, t0);
@@ -5938,6 +6222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasNrm2Ex_64)))) return real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, via, (uint32_t)r, t0);
@@ -5959,6 +6244,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotEx)))) return real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotEx, via, (uint32_t)r, t0);
@@ -5980,6 +6266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotEx_64, via, (uint32_t)r, t0);
@@ -6001,6 +6288,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotgEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotgEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotgEx)))) return real(handle, a, b, abType, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, a, b, abType, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotgEx, via, (uint32_t)r, t0);
@@ -6022,6 +6310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmEx)))) return real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmEx, via, (uint32_t)r, t0);
@@ -6043,6 +6332,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, via, (uint32_t)r, t0);
@@ -6064,6 +6354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmgEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmgEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmgEx)))) return real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmgEx, via, (uint32_t)r, t0);
@@ -6085,6 +6376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSasum_v2, via, (uint32_t)r, t0);
@@ -6106,6 +6398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, via, (uint32_t)r, t0);
@@ -6127,6 +6420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, via, (uint32_t)r, t0);
@@ -6148,6 +6442,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, via, (uint32_t)r, t0);
@@ -6169,6 +6464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScalEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScalEx)))) return real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScalEx, via, (uint32_t)r, t0);
@@ -6190,6 +6486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScalEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScalEx_64)))) return real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScalEx_64, via, (uint32_t)r, t0);
@@ -6211,6 +6508,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScasum_v2, via, (uint32_t)r, t0);
@@ -6232,6 +6530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, via, (uint32_t)r, t0);
@@ -6253,6 +6552,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, via, (uint32_t)r, t0);
@@ -6274,6 +6574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, via, (uint32_t)r, t0);
@@ -6295,6 +6596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScopy_v2, via, (uint32_t)r, t0);
@@ -6316,6 +6618,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, via, (uint32_t)r, t0);
@@ -6337,6 +6640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdgmm, via, (uint32_t)r, t0);
@@ -6358,6 +6662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, via, (uint32_t)r, t0);
@@ -6379,6 +6684,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdot_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdot_v2, via, (uint32_t)r, t0);
@@ -6400,6 +6706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdot_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, via, (uint32_t)r, t0);
@@ -6421,6 +6728,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetAtomicsMode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetAtomicsMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, via, (uint32_t)r, t0);
@@ -6442,6 +6750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationSpe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetEmulationSpecialValuesSupport)))) return real(handle, mask);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mask);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, via, (uint32_t)r, t0);
@@ -6463,6 +6772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationStr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetEmulationStrategy)))) return real(handle, emulationStrategy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, emulationStrategy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, via, (uint32_t)r, t0);
@@ -6484,6 +6794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer)))) return real(handle, mantissaBitCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, t0);
@@ -6505,6 +6816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset)))) return real(handle, mantissaBitOffset);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mantissaBitOffset);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, t0);
@@ -6526,6 +6838,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl)))) return real(handle, mantissaControl);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mantissaControl);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, via, (uint32_t)r, t0);
@@ -6547,6 +6860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount)))) return real(handle, maxMantissaBitCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, maxMantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, t0);
@@ -6568,6 +6882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetLoggerCallba
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetLoggerCallback)))) return real(userCallback);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(userCallback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, via, (uint32_t)r, t0);
@@ -6581,6 +6896,7 @@ static uint32_t cs_g_cublasSetLoggerCallback(void * userCallback) { return cs_w_
 CS_EXPORT uint32_t cs_v12_cublasSetLoggerCallback(void * userCallback) { return cublasSetLoggerCallback(userCallback); }
 __asm__(".symver cs_v12_cublasSetLoggerCallback, cublasSetLoggerCallback@libcublas.so.12");
 
+void cs_hook_cublasSetMathMode(struct cs_thread *t, struct cs_event *ev, void *, uint32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMathMode(uint8_t via, void * handle, uint32_t mode)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
@@ -6589,10 +6905,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMathMode(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMathMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMathMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMathMode, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_cublas, ev, 0);
+    cs_hook_cublasSetMathMode(t, ev, handle, mode);
+    cs_finish(t, &cs_api_cublas, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -6610,6 +6928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrix)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrix, via, (uint32_t)r, t0);
@@ -6631,6 +6950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrixAsync)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, via, (uint32_t)r, t0);
@@ -6652,6 +6972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrixAsync_64)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, via, (uint32_t)r, t0);
@@ -6673,6 +6994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrix_64)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, via, (uint32_t)r, t0);
@@ -6694,6 +7016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetPointerMode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetPointerMode_v2)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, via, (uint32_t)r, t0);
@@ -6715,6 +7038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetSmCountTarge
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetSmCountTarget)))) return real(handle, smCountTarget);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, smCountTarget);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, via, (uint32_t)r, t0);
@@ -6736,6 +7060,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetStream_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetStream_v2)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, via, (uint32_t)r, t0);
@@ -6757,6 +7082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVector, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVector)))) return real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVector, via, (uint32_t)r, t0);
@@ -6778,6 +7104,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVectorAsync)))) return real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, via, (uint32_t)r, t0);
@@ -6799,6 +7126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVectorAsync_64)))) return real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, via, (uint32_t)r, t0);
@@ -6820,6 +7148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVector_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVector_64)))) return real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVector_64, via, (uint32_t)r, t0);
@@ -6841,6 +7170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetWorkspace_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetWorkspace_v2)))) return real(handle, workspace, workspaceSizeInBytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, workspace, workspaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, via, (uint32_t)r, t0);
@@ -6862,6 +7192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, via, (uint32_t)r, t0);
@@ -6883,6 +7214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, via, (uint32_t)r, t0);
@@ -6904,6 +7236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeam, via, (uint32_t)r, t0);
@@ -6925,6 +7258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeam_64, via, (uint32_t)r, t0);
@@ -6946,6 +7280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, via, (uint32_t)r, t0);
@@ -6967,6 +7302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, via, (uint32_t)r, t0);
@@ -6988,6 +7324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, via, (uint32_t)r, t0);
@@ -7009,6 +7346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmEx, via, (uint32_t)r, t0);
@@ -7030,6 +7368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, via, (uint32_t)r, t0);
@@ -7051,6 +7390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmGroupedBatched)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, via, (uint32_t)r, t0);
@@ -7072,6 +7412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmGroupedBatched_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, via, (uint32_t)r, t0);
@@ -7093,6 +7434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, via, (uint32_t)r, t0);
@@ -7114,6 +7456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -7135,6 +7478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, via, (uint32_t)r, t0);
@@ -7156,6 +7500,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, via, (uint32_t)r, t0);
@@ -7177,6 +7522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, via, (uint32_t)r, t0);
@@ -7198,6 +7544,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, via, (uint32_t)r, t0);
@@ -7219,6 +7566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, via, (uint32_t)r, t0);
@@ -7240,6 +7588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -7261,6 +7610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, via, (uint32_t)r, t0);
@@ -7282,6 +7632,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, via, (uint32_t)r, t0);
@@ -7303,6 +7654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, via, (uint32_t)r, t0);
@@ -7324,6 +7676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSger_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSger_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSger_v2, via, (uint32_t)r, t0);
@@ -7345,6 +7698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSger_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, via, (uint32_t)r, t0);
@@ -7366,6 +7720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, via, (uint32_t)r, t0);
@@ -7387,6 +7742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, via, (uint32_t)r, t0);
@@ -7408,6 +7764,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, via, (uint32_t)r, t0);
@@ -7429,6 +7786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, via, (uint32_t)r, t0);
@@ -7450,6 +7808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, via, (uint32_t)r, t0);
@@ -7471,6 +7830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, via, (uint32_t)r, t0);
@@ -7492,6 +7852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrot_v2, via, (uint32_t)r, t0);
@@ -7513,6 +7874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, via, (uint32_t)r, t0);
@@ -7534,6 +7896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, via, (uint32_t)r, t0);
@@ -7555,6 +7918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotm_v2)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, via, (uint32_t)r, t0);
@@ -7576,6 +7940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotm_v2_64)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, via, (uint32_t)r, t0);
@@ -7597,6 +7962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotmg_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotmg_v2)))) return real(handle, d1, d2, x1, y1, param);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, via, (uint32_t)r, t0);
@@ -7618,6 +7984,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, via, (uint32_t)r, t0);
@@ -7639,6 +8006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, via, (uint32_t)r, t0);
@@ -7660,6 +8028,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSscal_v2, via, (uint32_t)r, t0);
@@ -7681,6 +8050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, via, (uint32_t)r, t0);
@@ -7702,6 +8072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, via, (uint32_t)r, t0);
@@ -7723,6 +8094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, via, (uint32_t)r, t0);
@@ -7744,6 +8116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, via, (uint32_t)r, t0);
@@ -7765,6 +8138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, via, (uint32_t)r, t0);
@@ -7786,6 +8160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr_v2, via, (uint32_t)r, t0);
@@ -7807,6 +8182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, via, (uint32_t)r, t0);
@@ -7828,6 +8204,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSswap_v2, via, (uint32_t)r, t0);
@@ -7849,6 +8226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, via, (uint32_t)r, t0);
@@ -7870,6 +8248,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, via, (uint32_t)r, t0);
@@ -7891,6 +8270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, via, (uint32_t)r, t0);
@@ -7912,6 +8292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, via, (uint32_t)r, t0);
@@ -7933,6 +8314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, via, (uint32_t)r, t0);
@@ -7954,6 +8336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, via, (uint32_t)r, t0);
@@ -7975,6 +8358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, via, (uint32_t)r, t0);
@@ -7996,6 +8380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, via, (uint32_t)r, t0);
@@ -8017,6 +8402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -8038,6 +8424,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, via, (uint32_t)r, t0);
@@ -8059,6 +8446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, via, (uint32_t)r, t0);
@@ -8080,6 +8468,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, via, (uint32_t)r, t0);
@@ -8101,6 +8490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, via, (uint32_t)r, t0);
@@ -8122,6 +8512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrkx, via, (uint32_t)r, t0);
@@ -8143,6 +8534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, via, (uint32_t)r, t0);
@@ -8164,6 +8556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, via, (uint32_t)r, t0);
@@ -8185,6 +8578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, via, (uint32_t)r, t0);
@@ -8206,6 +8600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, via, (uint32_t)r, t0);
@@ -8227,6 +8622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, via, (uint32_t)r, t0);
@@ -8248,6 +8644,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, via, (uint32_t)r, t0);
@@ -8269,6 +8666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, via, (uint32_t)r, t0);
@@ -8290,6 +8688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, via, (uint32_t)r, t0);
@@ -8311,6 +8710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, via, (uint32_t)r, t0);
@@ -8332,6 +8732,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpttr, via, (uint32_t)r, t0);
@@ -8353,6 +8754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, via, (uint32_t)r, t0);
@@ -8374,6 +8776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, via, (uint32_t)r, t0);
@@ -8395,6 +8798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, via, (uint32_t)r, t0);
@@ -8416,6 +8820,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, via, (uint32_t)r, t0);
@@ -8437,6 +8842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, via, (uint32_t)r, t0);
@@ -8458,6 +8864,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, via, (uint32_t)r, t0);
@@ -8479,6 +8886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, via, (uint32_t)r, t0);
@@ -8500,6 +8908,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, via, (uint32_t)r, t0);
@@ -8521,6 +8930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, via, (uint32_t)r, t0);
@@ -8542,6 +8952,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, via, (uint32_t)r, t0);
@@ -8563,6 +8974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrttp, via, (uint32_t)r, t0);
@@ -8584,6 +8996,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSwapEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSwapEx)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSwapEx, via, (uint32_t)r, t0);
@@ -8605,6 +9018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSwapEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, via, (uint32_t)r, t0);
@@ -8626,6 +9040,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasUint8gemmBias(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasUint8gemmBias)))) return real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, via, (uint32_t)r, t0);
@@ -8647,6 +9062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, via, (uint32_t)r, t0);
@@ -8668,6 +9084,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, via, (uint32_t)r, t0);
@@ -8689,6 +9106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, via, (uint32_t)r, t0);
@@ -8710,6 +9128,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, via, (uint32_t)r, t0);
@@ -8731,6 +9150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdgmm, via, (uint32_t)r, t0);
@@ -8752,6 +9172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, via, (uint32_t)r, t0);
@@ -8773,6 +9194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotc_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, via, (uint32_t)r, t0);
@@ -8794,6 +9216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotc_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, via, (uint32_t)r, t0);
@@ -8815,6 +9238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotu_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, via, (uint32_t)r, t0);
@@ -8836,6 +9260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotu_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, via, (uint32_t)r, t0);
@@ -8857,6 +9282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, via, (uint32_t)r, t0);
@@ -8878,6 +9304,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, via, (uint32_t)r, t0);
@@ -8899,6 +9326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, via, (uint32_t)r, t0);
@@ -8920,6 +9348,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, via, (uint32_t)r, t0);
@@ -8941,6 +9370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, via, (uint32_t)r, t0);
@@ -8962,6 +9392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, via, (uint32_t)r, t0);
@@ -8983,6 +9414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeam, via, (uint32_t)r, t0);
@@ -9004,6 +9436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeam_64, via, (uint32_t)r, t0);
@@ -9025,6 +9458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, via, (uint32_t)r, t0);
@@ -9046,6 +9480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm3m)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm3m, via, (uint32_t)r, t0);
@@ -9067,6 +9502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm3m_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, via, (uint32_t)r, t0);
@@ -9088,6 +9524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, via, (uint32_t)r, t0);
@@ -9109,6 +9546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, via, (uint32_t)r, t0);
@@ -9130,6 +9568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, via, (uint32_t)r, t0);
@@ -9151,6 +9590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -9172,6 +9612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, via, (uint32_t)r, t0);
@@ -9193,6 +9634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, via, (uint32_t)r, t0);
@@ -9214,6 +9656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, via, (uint32_t)r, t0);
@@ -9235,6 +9678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, via, (uint32_t)r, t0);
@@ -9256,6 +9700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, via, (uint32_t)r, t0);
@@ -9277,6 +9722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -9298,6 +9744,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, via, (uint32_t)r, t0);
@@ -9319,6 +9766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, via, (uint32_t)r, t0);
@@ -9340,6 +9788,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, via, (uint32_t)r, t0);
@@ -9361,6 +9810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgerc_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, via, (uint32_t)r, t0);
@@ -9382,6 +9832,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgerc_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, via, (uint32_t)r, t0);
@@ -9403,6 +9854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeru_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, via, (uint32_t)r, t0);
@@ -9424,6 +9876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeru_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, via, (uint32_t)r, t0);
@@ -9445,6 +9898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, via, (uint32_t)r, t0);
@@ -9466,6 +9920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, via, (uint32_t)r, t0);
@@ -9487,6 +9942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, via, (uint32_t)r, t0);
@@ -9508,6 +9964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, via, (uint32_t)r, t0);
@@ -9529,6 +9986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, via, (uint32_t)r, t0);
@@ -9550,6 +10008,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, via, (uint32_t)r, t0);
@@ -9571,6 +10030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, via, (uint32_t)r, t0);
@@ -9592,6 +10052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, via, (uint32_t)r, t0);
@@ -9613,6 +10074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, via, (uint32_t)r, t0);
@@ -9634,6 +10096,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2_v2, via, (uint32_t)r, t0);
@@ -9655,6 +10118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, via, (uint32_t)r, t0);
@@ -9676,6 +10140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, via, (uint32_t)r, t0);
@@ -9697,6 +10162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, via, (uint32_t)r, t0);
@@ -9718,6 +10184,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher_v2, via, (uint32_t)r, t0);
@@ -9739,6 +10206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, via, (uint32_t)r, t0);
@@ -9760,6 +10228,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherk_v2, via, (uint32_t)r, t0);
@@ -9781,6 +10250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, via, (uint32_t)r, t0);
@@ -9802,6 +10272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherkx, via, (uint32_t)r, t0);
@@ -9823,6 +10294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherkx_64, via, (uint32_t)r, t0);
@@ -9844,6 +10316,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, via, (uint32_t)r, t0);
@@ -9865,6 +10338,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, via, (uint32_t)r, t0);
@@ -9886,6 +10360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, via, (uint32_t)r, t0);
@@ -9907,6 +10382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, via, (uint32_t)r, t0);
@@ -9928,6 +10404,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, via, (uint32_t)r, t0);
@@ -9949,6 +10426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, via, (uint32_t)r, t0);
@@ -9970,6 +10448,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, via, (uint32_t)r, t0);
@@ -9991,6 +10470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrot_v2, via, (uint32_t)r, t0);
@@ -10012,6 +10492,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, via, (uint32_t)r, t0);
@@ -10033,6 +10514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, via, (uint32_t)r, t0);
@@ -10054,6 +10536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZscal_v2, via, (uint32_t)r, t0);
@@ -10075,6 +10558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, via, (uint32_t)r, t0);
@@ -10096,6 +10580,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZswap_v2, via, (uint32_t)r, t0);
@@ -10117,6 +10602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, via, (uint32_t)r, t0);
@@ -10138,6 +10624,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, via, (uint32_t)r, t0);
@@ -10159,6 +10646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, via, (uint32_t)r, t0);
@@ -10180,6 +10668,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, via, (uint32_t)r, t0);
@@ -10201,6 +10690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, via, (uint32_t)r, t0);
@@ -10222,6 +10712,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, via, (uint32_t)r, t0);
@@ -10243,6 +10734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, via, (uint32_t)r, t0);
@@ -10264,6 +10756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, via, (uint32_t)r, t0);
@@ -10285,6 +10778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -10306,6 +10800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, via, (uint32_t)r, t0);
@@ -10327,6 +10822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, via, (uint32_t)r, t0);
@@ -10348,6 +10844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, via, (uint32_t)r, t0);
@@ -10369,6 +10866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, via, (uint32_t)r, t0);
@@ -10390,6 +10888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrkx, via, (uint32_t)r, t0);
@@ -10411,6 +10910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, via, (uint32_t)r, t0);
@@ -10432,6 +10932,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, via, (uint32_t)r, t0);
@@ -10453,6 +10954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, via, (uint32_t)r, t0);
@@ -10474,6 +10976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, via, (uint32_t)r, t0);
@@ -10495,6 +10998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, via, (uint32_t)r, t0);
@@ -10516,6 +11020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, via, (uint32_t)r, t0);
@@ -10537,6 +11042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, via, (uint32_t)r, t0);
@@ -10558,6 +11064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, via, (uint32_t)r, t0);
@@ -10579,6 +11086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, via, (uint32_t)r, t0);
@@ -10600,6 +11108,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpttr, via, (uint32_t)r, t0);
@@ -10621,6 +11130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, via, (uint32_t)r, t0);
@@ -10642,6 +11152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, via, (uint32_t)r, t0);
@@ -10663,6 +11174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, via, (uint32_t)r, t0);
@@ -10684,6 +11196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, via, (uint32_t)r, t0);
@@ -10705,6 +11218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, via, (uint32_t)r, t0);
@@ -10726,6 +11240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, via, (uint32_t)r, t0);
@@ -10747,6 +11262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, via, (uint32_t)r, t0);
@@ -10768,6 +11284,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, via, (uint32_t)r, t0);
@@ -10789,6 +11306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, via, (uint32_t)r, t0);
@@ -10810,6 +11328,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, via, (uint32_t)r, t0);
@@ -10831,6 +11350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrttp, via, (uint32_t)r, t0);
@@ -11441,6 +11961,7 @@ static const uint8_t classes[] = {
     0,
     0,
     0,
+    CS_CLASS_KEY,
     0,
     0,
     0,
@@ -11500,6 +12021,7 @@ static const uint8_t classes[] = {
     0,
     0,
     0,
+    CS_CLASS_KEY,
     0,
     0,
     0,
@@ -11674,9 +12196,7 @@ static const uint8_t classes[] = {
     0,
     0,
     0,
-    0,
-    0,
-    0,
+    CS_CLASS_KEY,
     0,
     0,
     0,

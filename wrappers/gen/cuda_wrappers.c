@@ -18,6 +18,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DCreate(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DCreate)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DCreate, via, (uint32_t)r, t0);
@@ -37,6 +38,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DCreate_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DCreate_v2)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DCreate_v2, via, (uint32_t)r, t0);
@@ -56,6 +58,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DGetDescripto
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DGetDescriptor)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor, via, (uint32_t)r, t0);
@@ -75,6 +78,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DGetDescripto
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DGetDescriptor_v2)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2, via, (uint32_t)r, t0);
@@ -94,6 +98,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayCreate(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayCreate)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayCreate, via, (uint32_t)r, t0);
@@ -113,6 +118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayCreate_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayCreate_v2)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayCreate_v2, via, (uint32_t)r, t0);
@@ -132,6 +138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayDestroy(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayDestroy)))) return real(hArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayDestroy, via, (uint32_t)r, t0);
@@ -151,6 +158,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetDescriptor(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetDescriptor)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetDescriptor, via, (uint32_t)r, t0);
@@ -170,6 +178,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetDescriptor_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetDescriptor_v2)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2, via, (uint32_t)r, t0);
@@ -189,6 +198,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetMemoryRequi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetMemoryRequirements)))) return real(memoryRequirements, array, device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(memoryRequirements, array, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements, via, (uint32_t)r, t0);
@@ -208,6 +218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetPlane(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetPlane, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetPlane)))) return real(pPlaneArray, hArray, planeIdx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pPlaneArray, hArray, planeIdx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetPlane, via, (uint32_t)r, t0);
@@ -227,6 +238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetSparsePrope
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetSparseProperties)))) return real(sparseProperties, array);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sparseProperties, array);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties, via, (uint32_t)r, t0);
@@ -246,6 +258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessCh
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessCheckpoint)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint, via, (uint32_t)r, t0);
@@ -265,6 +278,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessGe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessGetRestoreThreadId)))) return real(pid, tid);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, tid);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId, via, (uint32_t)r, t0);
@@ -284,6 +298,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessGe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessGetState)))) return real(pid, state);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, state);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState, via, (uint32_t)r, t0);
@@ -303,6 +318,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessLo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessLock)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessLock, via, (uint32_t)r, t0);
@@ -322,6 +338,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessRe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessRestore)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore, via, (uint32_t)r, t0);
@@ -341,6 +358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessUn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessUnlock)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock, via, (uint32_t)r, t0);
@@ -360,6 +378,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpGetAttribute)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute, via, (uint32_t)r, t0);
@@ -379,6 +398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpGetAttributeGlobal)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal, via, (uint32_t)r, t0);
@@ -398,6 +418,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpSetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpSetAttribute)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute, via, (uint32_t)r, t0);
@@ -417,6 +438,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpSetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpSetAttributeGlobal)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal, via, (uint32_t)r, t0);
@@ -436,6 +458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxAttach(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxAttach, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxAttach)))) return real(pctx, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxAttach, via, (uint32_t)r, t0);
@@ -455,6 +478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate)))) return real(pctx, flags, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate, via, (uint32_t)r, t0);
@@ -474,6 +498,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v2)))) return real(pctx, flags, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via, (uint32_t)r, t0);
@@ -493,6 +518,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v3(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v3)))) return real(pctx, paramsArray, numParams, flags, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, paramsArray, numParams, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v3, via, (uint32_t)r, t0);
@@ -512,6 +538,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v4(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v4)))) return real(pctx, ctxCreateParams, flags, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, ctxCreateParams, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via, (uint32_t)r, t0);
@@ -531,6 +558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDestroy(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDestroy)))) return real(ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDestroy, via, (uint32_t)r, t0);
@@ -550,6 +578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDestroy_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDestroy_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDestroy_v2, via, (uint32_t)r, t0);
@@ -569,6 +598,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDetach(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDetach, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDetach)))) return real(ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDetach, via, (uint32_t)r, t0);
@@ -588,6 +618,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDisablePeerAcces
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDisablePeerAccess)))) return real(peerContext);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(peerContext);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess, via, (uint32_t)r, t0);
@@ -607,6 +638,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxEnablePeerAccess
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxEnablePeerAccess)))) return real(peerContext, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(peerContext, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess, via, (uint32_t)r, t0);
@@ -626,6 +658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxFromGreenCtx(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxFromGreenCtx)))) return real(pContext, hCtx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pContext, hCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx, via, (uint32_t)r, t0);
@@ -645,6 +678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetApiVersion(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetApiVersion)))) return real(ctx, version);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx, version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetApiVersion, via, (uint32_t)r, t0);
@@ -664,6 +698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetCacheConfig(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetCacheConfig)))) return real(pconfig);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pconfig);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig, via, (uint32_t)r, t0);
@@ -683,6 +718,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetCurrent(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetCurrent)))) return real(pctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetCurrent, via, (uint32_t)r, t0);
@@ -702,6 +738,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevResource(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevResource)))) return real(hCtx, resource, type);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, resource, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetDevResource, via, (uint32_t)r, t0);
@@ -721,6 +758,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevice(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevice)))) return real(device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetDevice, via, (uint32_t)r, t0);
@@ -740,6 +778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevice_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevice_v2)))) return real(device, ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2, via, (uint32_t)r, t0);
@@ -759,6 +798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetExecAffinity(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetExecAffinity)))) return real(pExecAffinity, type);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pExecAffinity, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity, via, (uint32_t)r, t0);
@@ -778,6 +818,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetFlags(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetFlags)))) return real(flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetFlags, via, (uint32_t)r, t0);
@@ -797,6 +838,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetId(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetId)))) return real(ctx, ctxId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx, ctxId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetId, via, (uint32_t)r, t0);
@@ -816,6 +858,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetLimit(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetLimit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetLimit)))) return real(pvalue, limit);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pvalue, limit);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetLimit, via, (uint32_t)r, t0);
@@ -835,6 +878,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetSharedMemConf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetSharedMemConfig)))) return real(pConfig);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pConfig);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig, via, (uint32_t)r, t0);
@@ -854,6 +898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetStreamPriorit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetStreamPriorityRange)))) return real(leastPriority, greatestPriority);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(leastPriority, greatestPriority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange, via, (uint32_t)r, t0);
@@ -873,6 +918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPopCurrent(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPopCurrent)))) return real(pctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPopCurrent, via, (uint32_t)r, t0);
@@ -892,6 +938,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPopCurrent_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPopCurrent_v2)))) return real(pctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2, via, (uint32_t)r, t0);
@@ -911,6 +958,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPushCurrent(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPushCurrent)))) return real(ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPushCurrent, via, (uint32_t)r, t0);
@@ -930,6 +978,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPushCurrent_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPushCurrent_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2, via, (uint32_t)r, t0);
@@ -949,6 +998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxRecordEvent(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxRecordEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxRecordEvent, via, (uint32_t)r, t0);
@@ -968,6 +1018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxResetPersistingL
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxResetPersistingL2Cache)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache, via, (uint32_t)r, t0);
@@ -987,6 +1038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetCacheConfig(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetCacheConfig)))) return real(config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig, via, (uint32_t)r, t0);
@@ -1006,6 +1058,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetCurrent(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetCurrent)))) return real(ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetCurrent, via, (uint32_t)r, t0);
@@ -1025,6 +1078,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetFlags(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetFlags)))) return real(flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetFlags, via, (uint32_t)r, t0);
@@ -1044,6 +1098,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetLimit(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetLimit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetLimit)))) return real(limit, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(limit, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetLimit, via, (uint32_t)r, t0);
@@ -1063,6 +1118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetSharedMemConf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetSharedMemConfig)))) return real(config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig, via, (uint32_t)r, t0);
@@ -1083,6 +1139,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize, via, (uint32_t)r, t0);
@@ -1103,6 +1160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via, (uint32_t)r, t0);
@@ -1122,6 +1180,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxWaitEvent(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxWaitEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxWaitEvent, via, (uint32_t)r, t0);
@@ -1141,6 +1200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDestroyExternalMemo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDestroyExternalMemory)))) return real(extMem);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extMem);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDestroyExternalMemory, via, (uint32_t)r, t0);
@@ -1160,6 +1220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDestroyExternalSema
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDestroyExternalSemaphore)))) return real(extSem);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSem);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore, via, (uint32_t)r, t0);
@@ -1179,6 +1240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevResourceGenerate
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevResourceGenerateDesc)))) return real(phDesc, resources, nbResources);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phDesc, resources, nbResources);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc, via, (uint32_t)r, t0);
@@ -1198,6 +1260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevSmResourceSplitB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevSmResourceSplitByCount)))) return real(result, nbGroups, input, remaining, useFlags, minCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(result, nbGroups, input, remaining, useFlags, minCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount, via, (uint32_t)r, t0);
@@ -1217,6 +1280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceCanAccessPeer
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceCanAccessPeer)))) return real(canAccessPeer, dev, peerDev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(canAccessPeer, dev, peerDev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer, via, (uint32_t)r, t0);
@@ -1237,6 +1301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceComputeCapabi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceComputeCapability)))) return real(major, minor, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(major, minor, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceComputeCapability, via, (uint32_t)r, t0);
@@ -1257,6 +1322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGet(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGet, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGet)))) return real(device, ordinal);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, ordinal);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGet, via, (uint32_t)r, t0);
@@ -1277,6 +1343,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetAttribute)))) return real(pi, attrib, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, attrib, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetAttribute, via, (uint32_t)r, t0);
@@ -1297,6 +1364,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetByPCIBusId
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetByPCIBusId)))) return real(dev, pciBusId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, pciBusId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId, via, (uint32_t)r, t0);
@@ -1317,6 +1385,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetCount(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetCount)))) return real(count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetCount, via, (uint32_t)r, t0);
@@ -1337,6 +1406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetDefaultMem
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetDefaultMemPool)))) return real(pool_out, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool_out, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool, via, (uint32_t)r, t0);
@@ -1356,6 +1426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetDevResourc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetDevResource)))) return real(device, resource, type);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, resource, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetDevResource, via, (uint32_t)r, t0);
@@ -1375,6 +1446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetExecAffini
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetExecAffinitySupport)))) return real(pi, type, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, type, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport, via, (uint32_t)r, t0);
@@ -1394,6 +1466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetGraphMemAt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetGraphMemAttribute)))) return real(device, attr, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute, via, (uint32_t)r, t0);
@@ -1413,6 +1486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetHostAtomic
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetHostAtomicCapabilities)))) return real(capabilities, operations, count, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(capabilities, operations, count, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities, via, (uint32_t)r, t0);
@@ -1432,6 +1506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetLuid(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetLuid)))) return real(luid, deviceNodeMask, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(luid, deviceNodeMask, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetLuid, via, (uint32_t)r, t0);
@@ -1451,6 +1526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetMemPool(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetMemPool)))) return real(pool, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetMemPool, via, (uint32_t)r, t0);
@@ -1471,6 +1547,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetName(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetName)))) return real(name, len, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(name, len, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetName, via, (uint32_t)r, t0);
@@ -1491,6 +1568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetNvSciSyncA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetNvSciSyncAttributes)))) return real(nvSciSyncAttrList, dev, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(nvSciSyncAttrList, dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes, via, (uint32_t)r, t0);
@@ -1510,6 +1588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetP2PAtomicC
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetP2PAtomicCapabilities)))) return real(capabilities, operations, count, srcDevice, dstDevice);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(capabilities, operations, count, srcDevice, dstDevice);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities, via, (uint32_t)r, t0);
@@ -1529,6 +1608,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetP2PAttribu
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetP2PAttribute)))) return real(value, attrib, srcDevice, dstDevice);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(value, attrib, srcDevice, dstDevice);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute, via, (uint32_t)r, t0);
@@ -1548,6 +1628,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetPCIBusId(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetPCIBusId)))) return real(pciBusId, len, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pciBusId, len, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId, via, (uint32_t)r, t0);
@@ -1567,6 +1648,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetProperties
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetProperties)))) return real(prop, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(prop, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetProperties, via, (uint32_t)r, t0);
@@ -1586,6 +1668,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetTexture1DL
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth)))) return real(maxWidthInElements, format, numChannels, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(maxWidthInElements, format, numChannels, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth, via, (uint32_t)r, t0);
@@ -1605,6 +1688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetUuid, via, (uint32_t)r, t0);
@@ -1624,6 +1708,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid_v2)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2, via, (uint32_t)r, t0);
@@ -1643,6 +1728,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGraphMemTrim(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGraphMemTrim)))) return real(device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim, via, (uint32_t)r, t0);
@@ -1662,6 +1748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxGetState)))) return real(dev, flags, active);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, flags, active);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState, via, (uint32_t)r, t0);
@@ -1681,6 +1768,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRel
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRelease)))) return real(dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease, via, (uint32_t)r, t0);
@@ -1700,6 +1788,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRel
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRelease_v2)))) return real(dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2, via, (uint32_t)r, t0);
@@ -1719,6 +1808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxReset)))) return real(dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset, via, (uint32_t)r, t0);
@@ -1738,6 +1828,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxReset_v2)))) return real(dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2, via, (uint32_t)r, t0);
@@ -1757,6 +1848,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRetain)))) return real(pctx, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via, (uint32_t)r, t0);
@@ -1776,6 +1868,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxSetFlags)))) return real(dev, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags, via, (uint32_t)r, t0);
@@ -1795,6 +1888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxSetFlags_v2)))) return real(dev, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2, via, (uint32_t)r, t0);
@@ -1814,6 +1908,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceRegisterAsync
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceRegisterAsyncNotification)))) return real(device, callbackFunc, userData, callback);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, callbackFunc, userData, callback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification, via, (uint32_t)r, t0);
@@ -1833,6 +1928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceSetGraphMemAt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceSetGraphMemAttribute)))) return real(device, attr, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute, via, (uint32_t)r, t0);
@@ -1852,6 +1948,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceSetMemPool(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceSetMemPool)))) return real(dev, pool);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, pool);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceSetMemPool, via, (uint32_t)r, t0);
@@ -1871,6 +1968,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceTotalMem(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceTotalMem)))) return real(bytes, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(bytes, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceTotalMem, via, (uint32_t)r, t0);
@@ -1891,6 +1989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceTotalMem_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceTotalMem_v2)))) return real(bytes, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(bytes, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2, via, (uint32_t)r, t0);
@@ -1911,6 +2010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceUnregisterAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceUnregisterAsyncNotification)))) return real(device, callback);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, callback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification, via, (uint32_t)r, t0);
@@ -1931,6 +2031,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDriverGetVersion(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDriverGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDriverGetVersion)))) return real(driverVersion);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(driverVersion);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDriverGetVersion, via, (uint32_t)r, t0);
@@ -1951,6 +2052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventCreate(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventCreate)))) return real(phEvent, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phEvent, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventCreate, via, (uint32_t)r, t0);
@@ -1970,6 +2072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventDestroy(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventDestroy)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventDestroy, via, (uint32_t)r, t0);
@@ -1989,6 +2092,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventDestroy_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventDestroy_v2)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventDestroy_v2, via, (uint32_t)r, t0);
@@ -2008,6 +2112,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventElapsedTime(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventElapsedTime, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventElapsedTime)))) return real(pMilliseconds, hStart, hEnd);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventElapsedTime, via, (uint32_t)r, t0);
@@ -2027,6 +2132,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventElapsedTime_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventElapsedTime_v2)))) return real(pMilliseconds, hStart, hEnd);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2, via, (uint32_t)r, t0);
@@ -2046,6 +2152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventQuery(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventQuery, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventQuery)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventQuery, via, (uint32_t)r, t0);
@@ -2065,6 +2172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecord(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecord, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecord)))) return real(hEvent, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecord, via, (uint32_t)r, t0);
@@ -2084,6 +2192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecordWithFlag
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecordWithFlags)))) return real(hEvent, hStream, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecordWithFlags, via, (uint32_t)r, t0);
@@ -2103,6 +2212,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecordWithFlag
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecordWithFlags_ptsz)))) return real(hEvent, hStream, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz, via, (uint32_t)r, t0);
@@ -2122,6 +2232,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecord_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecord_ptsz)))) return real(hEvent, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecord_ptsz, via, (uint32_t)r, t0);
@@ -2142,6 +2253,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventSynchronize(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventSynchronize)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventSynchronize, via, (uint32_t)r, t0);
@@ -2162,6 +2274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuExternalMemoryGetMa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuExternalMemoryGetMappedBuffer)))) return real(devPtr, extMem, bufferDesc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, extMem, bufferDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer, via, (uint32_t)r, t0);
@@ -2181,6 +2294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuExternalMemoryGetMa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuExternalMemoryGetMappedMipmappedArray)))) return real(mipmap, extMem, mipmapDesc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mipmap, extMem, mipmapDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray, via, (uint32_t)r, t0);
@@ -2200,6 +2314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFlushGPUDirectRDMAW
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFlushGPUDirectRDMAWrites)))) return real(target, scope);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(target, scope);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites, via, (uint32_t)r, t0);
@@ -2219,6 +2334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetAttribute(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetAttribute)))) return real(pi, attrib, hfunc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, attrib, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetAttribute, via, (uint32_t)r, t0);
@@ -2238,6 +2354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetModule(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetModule, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetModule)))) return real(hmod, hfunc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hmod, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetModule, via, (uint32_t)r, t0);
@@ -2257,6 +2374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetName(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetName)))) return real(name, hfunc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(name, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetName, via, (uint32_t)r, t0);
@@ -2276,6 +2394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetParamInfo(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetParamInfo)))) return real(func, paramIndex, paramOffset, paramSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(func, paramIndex, paramOffset, paramSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetParamInfo, via, (uint32_t)r, t0);
@@ -2295,6 +2414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncIsLoaded(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncIsLoaded)))) return real(state, function);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, function);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncIsLoaded, via, (uint32_t)r, t0);
@@ -2314,6 +2434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncLoad(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncLoad, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncLoad)))) return real(function);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(function);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncLoad, via, (uint32_t)r, t0);
@@ -2333,6 +2454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetAttribute(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetAttribute)))) return real(hfunc, attrib, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, attrib, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetAttribute, via, (uint32_t)r, t0);
@@ -2352,6 +2474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetBlockShape(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetBlockShape)))) return real(hfunc, x, y, z);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, x, y, z);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetBlockShape, via, (uint32_t)r, t0);
@@ -2371,6 +2494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetCacheConfig(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetCacheConfig)))) return real(hfunc, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig, via, (uint32_t)r, t0);
@@ -2390,6 +2514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetSharedMemCon
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetSharedMemConfig)))) return real(hfunc, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig, via, (uint32_t)r, t0);
@@ -2409,6 +2534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetSharedSize(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetSharedSize)))) return real(hfunc, bytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, bytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetSharedSize, via, (uint32_t)r, t0);
@@ -2428,6 +2554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetErrorName(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetErrorName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetErrorName)))) return real(error, pStr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(error, pStr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGetErrorName, via, (uint32_t)r, t0);
@@ -2447,6 +2574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetErrorString(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetErrorString, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetErrorString)))) return real(error, pStr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(error, pStr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGetErrorString, via, (uint32_t)r, t0);
@@ -2467,6 +2595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetExportTable(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetExportTable, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetExportTable)))) return real(ppExportTable, pExportTableId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ppExportTable, pExportTableId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGetExportTable, via, (uint32_t)r, t0);
@@ -2493,6 +2622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddBatchMemOpN
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddBatchMemOpNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode, via, (uint32_t)r, t0);
@@ -2512,6 +2642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddChildGraphN
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddChildGraphNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode, via, (uint32_t)r, t0);
@@ -2531,6 +2662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddDependencie
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddDependencies)))) return real(hGraph, from, to, numDependencies);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddDependencies, via, (uint32_t)r, t0);
@@ -2550,6 +2682,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddDependencie
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddDependencies_v2)))) return real(hGraph, from, to, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2, via, (uint32_t)r, t0);
@@ -2569,6 +2702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEmptyNode(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEmptyNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode, via, (uint32_t)r, t0);
@@ -2588,6 +2722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEventRecord
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEventRecordNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode, via, (uint32_t)r, t0);
@@ -2607,6 +2742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEventWaitNo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEventWaitNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode, via, (uint32_t)r, t0);
@@ -2626,6 +2762,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddExternalSem
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddExternalSemaphoresSignalNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode, via, (uint32_t)r, t0);
@@ -2645,6 +2782,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddExternalSem
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddExternalSemaphoresWaitNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode, via, (uint32_t)r, t0);
@@ -2664,6 +2802,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddHostNode(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddHostNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddHostNode, via, (uint32_t)r, t0);
@@ -2683,6 +2822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddKernelNode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddKernelNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddKernelNode, via, (uint32_t)r, t0);
@@ -2702,6 +2842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddKernelNode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddKernelNode_v2)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2, via, (uint32_t)r, t0);
@@ -2721,6 +2862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemAllocNod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemAllocNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode, via, (uint32_t)r, t0);
@@ -2740,6 +2882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemFreeNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemFreeNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode, via, (uint32_t)r, t0);
@@ -2759,6 +2902,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemcpyNode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemcpyNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode, via, (uint32_t)r, t0);
@@ -2778,6 +2922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemsetNode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemsetNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode, via, (uint32_t)r, t0);
@@ -2797,6 +2942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddNode(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddNode, via, (uint32_t)r, t0);
@@ -2816,6 +2962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddNode_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddNode_v2)))) return real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddNode_v2, via, (uint32_t)r, t0);
@@ -2835,6 +2982,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphBatchMemOpNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphBatchMemOpNodeGetParams)))) return real(hNode, nodeParams_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams, via, (uint32_t)r, t0);
@@ -2854,6 +3002,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphBatchMemOpNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphBatchMemOpNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams, via, (uint32_t)r, t0);
@@ -2873,6 +3022,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphChildGraphNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphChildGraphNodeGetGraph)))) return real(hNode, phGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, phGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph, via, (uint32_t)r, t0);
@@ -2892,6 +3042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphClone(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphClone, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphClone)))) return real(phGraphClone, originalGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphClone, originalGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphClone, via, (uint32_t)r, t0);
@@ -2911,6 +3062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphConditionalHan
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphConditionalHandleCreate)))) return real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate, via, (uint32_t)r, t0);
@@ -2930,6 +3082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphCreate(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphCreate)))) return real(phGraph, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraph, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphCreate, via, (uint32_t)r, t0);
@@ -2949,6 +3102,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDebugDotPrint(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDebugDotPrint)))) return real(hGraph, path, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, path, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint, via, (uint32_t)r, t0);
@@ -2968,6 +3122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDestroy(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDestroy)))) return real(hGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphDestroy, via, (uint32_t)r, t0);
@@ -2987,6 +3142,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDestroyNode(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDestroyNode)))) return real(hNode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphDestroyNode, via, (uint32_t)r, t0);
@@ -3006,6 +3162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventRecordNod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventRecordNodeGetEvent)))) return real(hNode, event_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent, via, (uint32_t)r, t0);
@@ -3025,6 +3182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventRecordNod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventRecordNodeSetEvent)))) return real(hNode, event);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent, via, (uint32_t)r, t0);
@@ -3044,6 +3202,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventWaitNodeG
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventWaitNodeGetEvent)))) return real(hNode, event_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent, via, (uint32_t)r, t0);
@@ -3063,6 +3222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventWaitNodeS
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventWaitNodeSetEvent)))) return real(hNode, event);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent, via, (uint32_t)r, t0);
@@ -3082,6 +3242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecBatchMemOp
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecBatchMemOpNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams, via, (uint32_t)r, t0);
@@ -3101,6 +3262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecChildGraph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecChildGraphNodeSetParams)))) return real(hGraphExec, hNode, childGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, childGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams, via, (uint32_t)r, t0);
@@ -3120,6 +3282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecDestroy(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecDestroy)))) return real(hGraphExec);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecDestroy, via, (uint32_t)r, t0);
@@ -3139,6 +3302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecEventRecor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecEventRecordNodeSetEvent)))) return real(hGraphExec, hNode, event);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent, via, (uint32_t)r, t0);
@@ -3158,6 +3322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecEventWaitN
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecEventWaitNodeSetEvent)))) return real(hGraphExec, hNode, event);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent, via, (uint32_t)r, t0);
@@ -3177,6 +3342,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecExternalSe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, t0);
@@ -3196,6 +3362,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecExternalSe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, t0);
@@ -3215,6 +3382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecGetFlags(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecGetFlags)))) return real(hGraphExec, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecGetFlags, via, (uint32_t)r, t0);
@@ -3234,6 +3402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecHostNodeSe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecHostNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams, via, (uint32_t)r, t0);
@@ -3253,6 +3422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecKernelNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecKernelNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams, via, (uint32_t)r, t0);
@@ -3272,6 +3442,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecKernelNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecKernelNodeSetParams_v2)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2, via, (uint32_t)r, t0);
@@ -3291,6 +3462,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecMemcpyNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecMemcpyNodeSetParams)))) return real(hGraphExec, hNode, copyParams, ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, copyParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams, via, (uint32_t)r, t0);
@@ -3310,6 +3482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecMemsetNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecMemsetNodeSetParams)))) return real(hGraphExec, hNode, memsetParams, ctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, memsetParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams, via, (uint32_t)r, t0);
@@ -3329,6 +3502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecNodeSetPar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams, via, (uint32_t)r, t0);
@@ -3348,6 +3522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecUpdate(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecUpdate)))) return real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecUpdate, via, (uint32_t)r, t0);
@@ -3367,6 +3542,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecUpdate_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecUpdate_v2)))) return real(hGraphExec, hGraph, resultInfo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hGraph, resultInfo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2, via, (uint32_t)r, t0);
@@ -3386,6 +3562,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams, via, (uint32_t)r, t0);
@@ -3405,6 +3582,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, t0);
@@ -3424,6 +3602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams, via, (uint32_t)r, t0);
@@ -3443,6 +3622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, t0);
@@ -3462,6 +3642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetEdges(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetEdges, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetEdges)))) return real(hGraph, from, to, numEdges);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, numEdges);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetEdges, via, (uint32_t)r, t0);
@@ -3481,6 +3662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetEdges_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetEdges_v2)))) return real(hGraph, from, to, edgeData, numEdges);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, edgeData, numEdges);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2, via, (uint32_t)r, t0);
@@ -3500,6 +3682,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetNodes(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetNodes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetNodes)))) return real(hGraph, nodes, numNodes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, nodes, numNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetNodes, via, (uint32_t)r, t0);
@@ -3519,6 +3702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetRootNodes(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetRootNodes)))) return real(hGraph, rootNodes, numRootNodes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, rootNodes, numRootNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetRootNodes, via, (uint32_t)r, t0);
@@ -3538,6 +3722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphHostNodeGetPar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphHostNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams, via, (uint32_t)r, t0);
@@ -3557,6 +3742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphHostNodeSetPar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphHostNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams, via, (uint32_t)r, t0);
@@ -3576,6 +3762,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiate(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiate)))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiate, via, (uint32_t)r, t0);
@@ -3595,6 +3782,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithFlags)))) return real(phGraphExec, hGraph, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags, via, (uint32_t)r, t0);
@@ -3614,6 +3802,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithParams)))) return real(phGraphExec, hGraph, instantiateParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams, via, (uint32_t)r, t0);
@@ -3633,6 +3822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithParams_ptsz)))) return real(phGraphExec, hGraph, instantiateParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz, via, (uint32_t)r, t0);
@@ -3652,6 +3842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiate_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiate_v2)))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2, via, (uint32_t)r, t0);
@@ -3671,6 +3862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeCopy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeCopyAttributes)))) return real(dst, src);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes, via, (uint32_t)r, t0);
@@ -3690,6 +3882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetAttribute)))) return real(hNode, attr, value_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, attr, value_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute, via, (uint32_t)r, t0);
@@ -3709,6 +3902,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams, via, (uint32_t)r, t0);
@@ -3728,6 +3922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetParams_v2)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2, via, (uint32_t)r, t0);
@@ -3747,6 +3942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetAttribute)))) return real(hNode, attr, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute, via, (uint32_t)r, t0);
@@ -3766,6 +3962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams, via, (uint32_t)r, t0);
@@ -3785,6 +3982,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetParams_v2)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2, via, (uint32_t)r, t0);
@@ -3805,6 +4003,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphLaunch, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphLaunch)))) return real(hGraph, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphLaunch, via, (uint32_t)r, t0);
@@ -3826,6 +4025,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphLaunch_ptsz)))) return real(hGraphExec, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz, via, (uint32_t)r, t0);
@@ -3846,6 +4046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemAllocNodeGe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemAllocNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams, via, (uint32_t)r, t0);
@@ -3865,6 +4066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemFreeNodeGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemFreeNodeGetParams)))) return real(hNode, dptr_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dptr_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams, via, (uint32_t)r, t0);
@@ -3884,6 +4086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemcpyNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemcpyNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams, via, (uint32_t)r, t0);
@@ -3903,6 +4106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemcpyNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemcpyNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams, via, (uint32_t)r, t0);
@@ -3922,6 +4126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemsetNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemsetNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams, via, (uint32_t)r, t0);
@@ -3941,6 +4146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemsetNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemsetNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams, via, (uint32_t)r, t0);
@@ -3960,6 +4166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeFindInClon
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeFindInClone)))) return real(phNode, hOriginalNode, hClonedGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phNode, hOriginalNode, hClonedGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone, via, (uint32_t)r, t0);
@@ -3979,6 +4186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependencies)))) return real(hNode, dependencies, numDependencies);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependencies, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies, via, (uint32_t)r, t0);
@@ -3998,6 +4206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependencies_v2)))) return real(hNode, dependencies, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependencies, edgeData, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2, via, (uint32_t)r, t0);
@@ -4017,6 +4226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependentNodes)))) return real(hNode, dependentNodes, numDependentNodes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependentNodes, numDependentNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes, via, (uint32_t)r, t0);
@@ -4036,6 +4246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependentNodes_v2)))) return real(hNode, dependentNodes, edgeData, numDependentNodes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependentNodes, edgeData, numDependentNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2, via, (uint32_t)r, t0);
@@ -4055,6 +4266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetEnabled
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetEnabled)))) return real(hGraphExec, hNode, isEnabled);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled, via, (uint32_t)r, t0);
@@ -4074,6 +4286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetType(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetType)))) return real(hNode, type);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetType, via, (uint32_t)r, t0);
@@ -4093,6 +4306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeSetEnabled
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeSetEnabled)))) return real(hGraphExec, hNode, isEnabled);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled, via, (uint32_t)r, t0);
@@ -4112,6 +4326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeSetParams(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeSetParams, via, (uint32_t)r, t0);
@@ -4131,6 +4346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphReleaseUserObj
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphReleaseUserObject)))) return real(graph, object, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(graph, object, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject, via, (uint32_t)r, t0);
@@ -4150,6 +4366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRemoveDependen
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRemoveDependencies)))) return real(hGraph, from, to, numDependencies);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies, via, (uint32_t)r, t0);
@@ -4169,6 +4386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRemoveDependen
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRemoveDependencies_v2)))) return real(hGraph, from, to, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2, via, (uint32_t)r, t0);
@@ -4188,6 +4406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRetainUserObje
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRetainUserObject)))) return real(graph, object, count, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(graph, object, count, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphRetainUserObject, via, (uint32_t)r, t0);
@@ -4207,6 +4426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphUpload(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphUpload, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphUpload)))) return real(hGraph, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphUpload, via, (uint32_t)r, t0);
@@ -4226,6 +4446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphUpload_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphUpload_ptsz)))) return real(hGraphExec, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz, via, (uint32_t)r, t0);
@@ -4245,6 +4466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsMapResource
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsMapResources)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsMapResources, via, (uint32_t)r, t0);
@@ -4264,6 +4486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsMapResource
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsMapResources_ptsz)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz, via, (uint32_t)r, t0);
@@ -4283,6 +4506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray)))) return real(pMipmappedArray, resource);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMipmappedArray, resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray, via, (uint32_t)r, t0);
@@ -4302,6 +4526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedPointer)))) return real(pDevPtr, pSize, resource);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pDevPtr, pSize, resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer, via, (uint32_t)r, t0);
@@ -4321,6 +4546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedPointer_v2)))) return real(pDevPtr, pSize, resource);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pDevPtr, pSize, resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2, via, (uint32_t)r, t0);
@@ -4340,6 +4566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceSetMapFlags)))) return real(resource, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(resource, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags, via, (uint32_t)r, t0);
@@ -4359,6 +4586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceSetMapFlags_v2)))) return real(resource, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(resource, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2, via, (uint32_t)r, t0);
@@ -4378,6 +4606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsSubResource
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsSubResourceGetMappedArray)))) return real(pArray, resource, arrayIndex, mipLevel);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArray, resource, arrayIndex, mipLevel);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray, via, (uint32_t)r, t0);
@@ -4397,6 +4626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnmapResour
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnmapResources)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources, via, (uint32_t)r, t0);
@@ -4416,6 +4646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnmapResour
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnmapResources_ptsz)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz, via, (uint32_t)r, t0);
@@ -4435,6 +4666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnregisterR
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnregisterResource)))) return real(resource);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource, via, (uint32_t)r, t0);
@@ -4454,6 +4686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxCreate(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxCreate)))) return real(phCtx, desc, dev, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phCtx, desc, dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxCreate, via, (uint32_t)r, t0);
@@ -4473,6 +4706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxDestroy(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxDestroy)))) return real(hCtx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxDestroy, via, (uint32_t)r, t0);
@@ -4492,6 +4726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxGetDevResou
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxGetDevResource)))) return real(hCtx, resource, type);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, resource, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource, via, (uint32_t)r, t0);
@@ -4511,6 +4746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxGetId(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxGetId)))) return real(greenCtx, greenCtxId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(greenCtx, greenCtxId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxGetId, via, (uint32_t)r, t0);
@@ -4530,6 +4766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxRecordEvent
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxRecordEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent, via, (uint32_t)r, t0);
@@ -4549,6 +4786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxStreamCreat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxStreamCreate)))) return real(phStream, greenCtx, flags, priority);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phStream, greenCtx, flags, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate, via, (uint32_t)r, t0);
@@ -4568,6 +4806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxWaitEvent(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxWaitEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent, via, (uint32_t)r, t0);
@@ -4587,6 +4826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuImportExternalMemor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuImportExternalMemory, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuImportExternalMemory)))) return real(extMem_out, memHandleDesc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extMem_out, memHandleDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuImportExternalMemory, via, (uint32_t)r, t0);
@@ -4606,6 +4846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuImportExternalSemap
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuImportExternalSemaphore)))) return real(extSem_out, semHandleDesc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSem_out, semHandleDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuImportExternalSemaphore, via, (uint32_t)r, t0);
@@ -4626,6 +4867,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuInit(uint8_t via, u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuInit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuInit)))) return real(Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuInit, via, (uint32_t)r, t0);
@@ -4646,6 +4888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcCloseMemHandle(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcCloseMemHandle)))) return real(dptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle, via, (uint32_t)r, t0);
@@ -4665,6 +4908,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcGetEventHandle(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcGetEventHandle)))) return real(pHandle, event);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcGetEventHandle, via, (uint32_t)r, t0);
@@ -4684,6 +4928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcGetMemHandle(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcGetMemHandle)))) return real(pHandle, dptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcGetMemHandle, via, (uint32_t)r, t0);
@@ -4703,6 +4948,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenEventHandle(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenEventHandle)))) return real(phEvent, handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phEvent, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle, via, (uint32_t)r, t0);
@@ -4722,6 +4968,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenMemHandle(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenMemHandle)))) return real(pdptr, handle, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, handle, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle, via, (uint32_t)r, t0);
@@ -4741,6 +4988,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenMemHandle_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenMemHandle_v2)))) return real(pdptr, handle, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, handle, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2, via, (uint32_t)r, t0);
@@ -4760,6 +5008,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetAttribute)))) return real(pi, attrib, kernel, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, attrib, kernel, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetAttribute, via, (uint32_t)r, t0);
@@ -4780,6 +5029,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetFunction(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetFunction, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetFunction)))) return real(pFunc, kernel);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFunc, kernel);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetFunction, via, (uint32_t)r, t0);
@@ -4800,6 +5050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetLibrary(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetLibrary)))) return real(pLib, kernel);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pLib, kernel);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetLibrary, via, (uint32_t)r, t0);
@@ -4819,6 +5070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetName(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetName)))) return real(name, hfunc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(name, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetName, via, (uint32_t)r, t0);
@@ -4838,6 +5090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetParamInfo(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetParamInfo)))) return real(kernel, paramIndex, paramOffset, paramSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(kernel, paramIndex, paramOffset, paramSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetParamInfo, via, (uint32_t)r, t0);
@@ -4857,6 +5110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelSetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelSetAttribute)))) return real(attrib, val, kernel, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, val, kernel, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelSetAttribute, via, (uint32_t)r, t0);
@@ -4876,6 +5130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelSetCacheConfi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelSetCacheConfig)))) return real(kernel, config, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(kernel, config, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig, via, (uint32_t)r, t0);
@@ -4895,6 +5150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunch(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunch, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunch)))) return real(f);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunch, via, (uint32_t)r, t0);
@@ -4915,6 +5171,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernel)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel, via, (uint32_t)r, t0);
@@ -4935,6 +5192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernelMultiDevice)))) return real(launchParamsList, numDevices, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(launchParamsList, numDevices, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice, via, (uint32_t)r, t0);
@@ -4955,6 +5213,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernel_ptsz)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz, via, (uint32_t)r, t0);
@@ -4975,6 +5234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchGrid(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchGrid, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchGrid)))) return real(f, grid_width, grid_height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, grid_width, grid_height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchGrid, via, (uint32_t)r, t0);
@@ -4994,6 +5254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchGridAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchGridAsync)))) return real(f, grid_width, grid_height, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, grid_width, grid_height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchGridAsync, via, (uint32_t)r, t0);
@@ -5013,6 +5274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchHostFunc(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchHostFunc)))) return real(hStream, fn, userData);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, fn, userData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchHostFunc, via, (uint32_t)r, t0);
@@ -5032,6 +5294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchHostFunc_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchHostFunc_ptsz)))) return real(hStream, fn, userData);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, fn, userData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz, via, (uint32_t)r, t0);
@@ -5052,6 +5315,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernel)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernel, via, (uint32_t)r, t0);
@@ -5073,6 +5337,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernelEx)))) return real(config, f, kernelParams, extra);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernelEx, via, (uint32_t)r, t0);
@@ -5094,6 +5359,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernelEx_ptsz)))) return real(config, f, kernelParams, extra);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz, via, (uint32_t)r, t0);
@@ -5115,6 +5381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel_ptsz(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernel_ptsz)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz, via, (uint32_t)r, t0);
@@ -5135,6 +5402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryEnumerateKer
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryEnumerateKernels)))) return real(kernels, numKernels, lib);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(kernels, numKernels, lib);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels, via, (uint32_t)r, t0);
@@ -5154,6 +5422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetGlobal(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetGlobal)))) return real(dptr, bytes, library, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, library, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetGlobal, via, (uint32_t)r, t0);
@@ -5174,6 +5443,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernel(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetKernel)))) return real(pKernel, library, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pKernel, library, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetKernel, via, (uint32_t)r, t0);
@@ -5194,6 +5464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernelCou
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetKernelCount)))) return real(count, lib);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, lib);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount, via, (uint32_t)r, t0);
@@ -5213,6 +5484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetManaged(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetManaged)))) return real(dptr, bytes, library, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, library, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetManaged, via, (uint32_t)r, t0);
@@ -5232,6 +5504,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetModule(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetModule, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetModule)))) return real(pMod, library);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMod, library);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetModule, via, (uint32_t)r, t0);
@@ -5251,6 +5524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetUnifiedFu
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetUnifiedFunction)))) return real(fptr, library, symbol);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(fptr, library, symbol);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction, via, (uint32_t)r, t0);
@@ -5271,6 +5545,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadData(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadData)))) return real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadData, via, (uint32_t)r, t0);
@@ -5292,6 +5567,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadFromFile
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadFromFile)))) return real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via, (uint32_t)r, t0);
@@ -5312,6 +5588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryUnload(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryUnload, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryUnload)))) return real(library);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(library);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryUnload, via, (uint32_t)r, t0);
@@ -5332,6 +5609,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddData)))) return real(state, type, data, size, name, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddData, via, (uint32_t)r, t0);
@@ -5353,6 +5631,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddData_v2)))) return real(state, type, data, size, name, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via, (uint32_t)r, t0);
@@ -5374,6 +5653,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddFile)))) return real(state, type, path, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddFile, via, (uint32_t)r, t0);
@@ -5395,6 +5675,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddFile_v2)))) return real(state, type, path, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via, (uint32_t)r, t0);
@@ -5415,6 +5696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkComplete(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkComplete, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkComplete)))) return real(state, cubinOut, sizeOut);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, cubinOut, sizeOut);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkComplete, via, (uint32_t)r, t0);
@@ -5434,6 +5716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkCreate(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkCreate)))) return real(numOptions, options, optionValues, stateOut);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkCreate, via, (uint32_t)r, t0);
@@ -5453,6 +5736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkCreate_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkCreate_v2)))) return real(numOptions, options, optionValues, stateOut);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkCreate_v2, via, (uint32_t)r, t0);
@@ -5472,6 +5756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkDestroy(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkDestroy)))) return real(state);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkDestroy, via, (uint32_t)r, t0);
@@ -5491,6 +5776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsCurrent(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsCurrent)))) return real(iterator_out, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(iterator_out, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsCurrent, via, (uint32_t)r, t0);
@@ -5510,6 +5796,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsDumpToFile(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsDumpToFile)))) return real(iterator, pathToFile, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(iterator, pathToFile, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsDumpToFile, via, (uint32_t)r, t0);
@@ -5529,6 +5816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsDumpToMemory(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsDumpToMemory)))) return real(iterator, buffer, size, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(iterator, buffer, size, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsDumpToMemory, via, (uint32_t)r, t0);
@@ -5548,6 +5836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsRegisterCallbac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsRegisterCallback)))) return real(callbackFunc, userData, callback_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(callbackFunc, userData, callback_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsRegisterCallback, via, (uint32_t)r, t0);
@@ -5567,6 +5856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsUnregisterCallb
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsUnregisterCallback)))) return real(callback);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(callback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback, via, (uint32_t)r, t0);
@@ -5586,6 +5876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAddressFree(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAddressFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAddressFree)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAddressFree, via, (uint32_t)r, t0);
@@ -5605,6 +5896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAddressReserve(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAddressReserve, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAddressReserve)))) return real(ptr, size, alignment, addr, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size, alignment, addr, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAddressReserve, via, (uint32_t)r, t0);
@@ -5624,6 +5916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAdvise(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAdvise, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAdvise)))) return real(devPtr, count, advice, device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, advice, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAdvise, via, (uint32_t)r, t0);
@@ -5643,6 +5936,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAdvise_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAdvise_v2)))) return real(devPtr, count, advice, location);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, advice, location);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAdvise_v2, via, (uint32_t)r, t0);
@@ -5662,6 +5956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAlloc)))) return real(dptr, bytesize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAlloc, via, (uint32_t)r, t0);
@@ -5682,6 +5977,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocAsync)))) return real(dptr, bytesize, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocAsync, via, (uint32_t)r, t0);
@@ -5703,6 +5999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync_ptsz(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocAsync_ptsz)))) return real(dptr, bytesize, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz, via, (uint32_t)r, t0);
@@ -5724,6 +6021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocFromPoolAsync)))) return real(dptr, bytesize, pool, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync, via, (uint32_t)r, t0);
@@ -5745,6 +6043,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocFromPoolAsync_ptsz)))) return real(dptr, bytesize, pool, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz, via, (uint32_t)r, t0);
@@ -5765,6 +6064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocHost(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocHost, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocHost)))) return real(pp, bytesize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pp, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocHost, via, (uint32_t)r, t0);
@@ -5784,6 +6084,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocHost_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocHost_v2)))) return real(pp, bytesize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pp, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocHost_v2, via, (uint32_t)r, t0);
@@ -5804,6 +6105,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocManaged(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocManaged, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocManaged)))) return real(dptr, bytesize, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocManaged, via, (uint32_t)r, t0);
@@ -5824,6 +6126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocPitch, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocPitch)))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocPitch, via, (uint32_t)r, t0);
@@ -5844,6 +6147,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocPitch_v2)))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2, via, (uint32_t)r, t0);
@@ -5865,6 +6169,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAlloc_v2)))) return real(dptr, bytesize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAlloc_v2, via, (uint32_t)r, t0);
@@ -5885,6 +6190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemBatchDecompressA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemBatchDecompressAsync)))) return real(paramsArray, count, flags, errorIndex, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync, via, (uint32_t)r, t0);
@@ -5904,6 +6210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemBatchDecompressA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemBatchDecompressAsync_ptsz)))) return real(paramsArray, count, flags, errorIndex, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz, via, (uint32_t)r, t0);
@@ -5924,6 +6231,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemCreate(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemCreate)))) return real(handle, size, prop, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, size, prop, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemCreate, via, (uint32_t)r, t0);
@@ -5944,6 +6252,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardAndPrefet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardAndPrefetchBatchAsync)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync, via, (uint32_t)r, t0);
@@ -5963,6 +6272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardAndPrefet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -5982,6 +6292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardBatchAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardBatchAsync)))) return real(dptrs, sizes, count, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync, via, (uint32_t)r, t0);
@@ -6001,6 +6312,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardBatchAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardBatchAsync_ptsz)))) return real(dptrs, sizes, count, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -6020,6 +6332,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemExportToShareabl
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemExportToShareableHandle)))) return real(shareableHandle, handle, handleType, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(shareableHandle, handle, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle, via, (uint32_t)r, t0);
@@ -6039,6 +6352,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFree)))) return real(dptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFree, via, (uint32_t)r, t0);
@@ -6058,6 +6372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeAsync(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeAsync)))) return real(dptr, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFreeAsync, via, (uint32_t)r, t0);
@@ -6077,6 +6392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeAsync_ptsz(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeAsync_ptsz)))) return real(dptr, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz, via, (uint32_t)r, t0);
@@ -6096,6 +6412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeHost(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeHost, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeHost)))) return real(p);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFreeHost, via, (uint32_t)r, t0);
@@ -6116,6 +6433,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree_v2(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFree_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFree_v2)))) return real(dptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFree_v2, via, (uint32_t)r, t0);
@@ -6136,6 +6454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAccess(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAccess)))) return real(flags, location, ptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags, location, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAccess, via, (uint32_t)r, t0);
@@ -6155,6 +6474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAddressRange(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAddressRange)))) return real(pbase, psize, dptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pbase, psize, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAddressRange, via, (uint32_t)r, t0);
@@ -6174,6 +6494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAddressRange_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAddressRange_v2)))) return real(pbase, psize, dptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pbase, psize, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2, via, (uint32_t)r, t0);
@@ -6193,6 +6514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAllocationGra
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAllocationGranularity)))) return real(granularity, prop, option);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(granularity, prop, option);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity, via, (uint32_t)r, t0);
@@ -6212,6 +6534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAllocationPro
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAllocationPropertiesFromHandle)))) return real(prop, handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(prop, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle, via, (uint32_t)r, t0);
@@ -6231,6 +6554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetDefaultMemPoo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetDefaultMemPool)))) return real(pool_out, location, type);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool_out, location, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool, via, (uint32_t)r, t0);
@@ -6250,6 +6574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetHandleForAddr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetHandleForAddressRange)))) return real(handle, dptr, size, handleType, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, dptr, size, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange, via, (uint32_t)r, t0);
@@ -6269,6 +6594,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetInfo(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetInfo)))) return real(free, total);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(free, total);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetInfo, via, (uint32_t)r, t0);
@@ -6288,6 +6614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetInfo_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetInfo_v2)))) return real(free, total);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(free, total);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetInfo_v2, via, (uint32_t)r, t0);
@@ -6307,6 +6634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetMemPool(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetMemPool)))) return real(pool, location, type);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, location, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetMemPool, via, (uint32_t)r, t0);
@@ -6326,6 +6654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostAlloc(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostAlloc)))) return real(pp, bytesize, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pp, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostAlloc, via, (uint32_t)r, t0);
@@ -6345,6 +6674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetDevicePoi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetDevicePointer)))) return real(pdptr, p, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, p, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer, via, (uint32_t)r, t0);
@@ -6364,6 +6694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetDevicePoi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetDevicePointer_v2)))) return real(pdptr, p, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, p, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2, via, (uint32_t)r, t0);
@@ -6383,6 +6714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetFlags(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetFlags)))) return real(pFlags, p);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFlags, p);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostGetFlags, via, (uint32_t)r, t0);
@@ -6402,6 +6734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostRegister(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostRegister)))) return real(p, bytesize, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostRegister, via, (uint32_t)r, t0);
@@ -6421,6 +6754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostRegister_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostRegister_v2)))) return real(p, bytesize, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostRegister_v2, via, (uint32_t)r, t0);
@@ -6440,6 +6774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostUnregister(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostUnregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostUnregister)))) return real(p);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostUnregister, via, (uint32_t)r, t0);
@@ -6459,6 +6794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemImportFromSharea
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemImportFromShareableHandle)))) return real(handle, osHandle, shHandleType);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, osHandle, shHandleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle, via, (uint32_t)r, t0);
@@ -6478,6 +6814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMap(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMap, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMap)))) return real(ptr, size, offset, handle, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size, offset, handle, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemMap, via, (uint32_t)r, t0);
@@ -6497,6 +6834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMapArrayAsync(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMapArrayAsync)))) return real(mapInfoList, count, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mapInfoList, count, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemMapArrayAsync, via, (uint32_t)r, t0);
@@ -6516,6 +6854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMapArrayAsync_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMapArrayAsync_ptsz)))) return real(mapInfoList, count, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mapInfoList, count, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz, via, (uint32_t)r, t0);
@@ -6535,6 +6874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolCreate(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolCreate)))) return real(pool, poolProps);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, poolProps);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolCreate, via, (uint32_t)r, t0);
@@ -6554,6 +6894,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolDestroy(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolDestroy)))) return real(pool);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolDestroy, via, (uint32_t)r, t0);
@@ -6573,6 +6914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolExportPointe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolExportPointer)))) return real(shareData_out, ptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(shareData_out, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolExportPointer, via, (uint32_t)r, t0);
@@ -6592,6 +6934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolExportToShar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolExportToShareableHandle)))) return real(handle_out, pool, handleType, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle_out, pool, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle, via, (uint32_t)r, t0);
@@ -6611,6 +6954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolGetAccess(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolGetAccess)))) return real(flags, memPool, location);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags, memPool, location);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolGetAccess, via, (uint32_t)r, t0);
@@ -6630,6 +6974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolGetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolGetAttribute)))) return real(pool, attr, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute, via, (uint32_t)r, t0);
@@ -6649,6 +6994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolImportFromSh
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolImportFromShareableHandle)))) return real(pool_out, handle, handleType, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool_out, handle, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle, via, (uint32_t)r, t0);
@@ -6668,6 +7014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolImportPointe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolImportPointer)))) return real(ptr_out, pool, shareData);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr_out, pool, shareData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolImportPointer, via, (uint32_t)r, t0);
@@ -6687,6 +7034,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolSetAccess(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolSetAccess)))) return real(pool, map, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, map, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolSetAccess, via, (uint32_t)r, t0);
@@ -6706,6 +7054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolSetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolSetAttribute)))) return real(pool, attr, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute, via, (uint32_t)r, t0);
@@ -6725,6 +7074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolTrimTo(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolTrimTo)))) return real(pool, minBytesToKeep);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, minBytesToKeep);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolTrimTo, via, (uint32_t)r, t0);
@@ -6744,6 +7094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync)))) return real(devPtr, count, dstDevice, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync, via, (uint32_t)r, t0);
@@ -6763,6 +7114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_ptsz)))) return real(devPtr, count, dstDevice, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz, via, (uint32_t)r, t0);
@@ -6782,6 +7134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_v2)))) return real(devPtr, count, location, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, location, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2, via, (uint32_t)r, t0);
@@ -6801,6 +7154,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_v2_ptsz)))) return real(devPtr, count, location, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, location, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -6820,6 +7174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchBatchAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchBatchAsync)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync, via, (uint32_t)r, t0);
@@ -6839,6 +7194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchBatchAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchBatchAsync_ptsz)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -6858,6 +7214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRangeGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRangeGetAttribute)))) return real(data, dataSize, attribute, devPtr, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(data, dataSize, attribute, devPtr, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute, via, (uint32_t)r, t0);
@@ -6877,6 +7234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRangeGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRangeGetAttributes)))) return real(data, dataSizes, attributes, numAttributes, devPtr, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(data, dataSizes, attributes, numAttributes, devPtr, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes, via, (uint32_t)r, t0);
@@ -6896,6 +7254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRelease(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRelease, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRelease)))) return real(handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRelease, via, (uint32_t)r, t0);
@@ -6915,6 +7274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRetainAllocation
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRetainAllocationHandle)))) return real(handle, addr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, addr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle, via, (uint32_t)r, t0);
@@ -6934,6 +7294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemSetAccess(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemSetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemSetAccess)))) return real(ptr, size, desc, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size, desc, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemSetAccess, via, (uint32_t)r, t0);
@@ -6953,6 +7314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemSetMemPool(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemSetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemSetMemPool)))) return real(location, type, pool);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(location, type, pool);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemSetMemPool, via, (uint32_t)r, t0);
@@ -6972,6 +7334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemUnmap(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemUnmap, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemUnmap)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemUnmap, via, (uint32_t)r, t0);
@@ -6991,6 +7354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy)))) return real(dst, src, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy, via, (uint32_t)r, t0);
@@ -7010,6 +7374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2D, via, (uint32_t)r, t0);
@@ -7029,6 +7394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DAsync, via, (uint32_t)r, t0);
@@ -7048,6 +7414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync_v2)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2, via, (uint32_t)r, t0);
@@ -7067,6 +7434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync_v2_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync_v2_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7086,6 +7454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned, via, (uint32_t)r, t0);
@@ -7105,6 +7474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2, via, (uint32_t)r, t0);
@@ -7124,6 +7494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds, via, (uint32_t)r, t0);
@@ -7143,6 +7514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2D_v2, via, (uint32_t)r, t0);
@@ -7162,6 +7534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D_v2_ptds(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds, via, (uint32_t)r, t0);
@@ -7181,6 +7554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3D, via, (uint32_t)r, t0);
@@ -7200,6 +7574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DAsync, via, (uint32_t)r, t0);
@@ -7219,6 +7594,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync_v2)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2, via, (uint32_t)r, t0);
@@ -7238,6 +7614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync_v2_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync_v2_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7257,6 +7634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync)))) return real(numOps, opList, failIdx, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync, via, (uint32_t)r, t0);
@@ -7276,6 +7654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_ptsz)))) return real(numOps, opList, failIdx, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -7295,6 +7674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_v2)))) return real(numOps, opList, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2, via, (uint32_t)r, t0);
@@ -7314,6 +7694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz)))) return real(numOps, opList, flags, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7333,6 +7714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeer(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeer)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeer, via, (uint32_t)r, t0);
@@ -7352,6 +7734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeerAsync(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeerAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync, via, (uint32_t)r, t0);
@@ -7371,6 +7754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeerAsync_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeerAsync_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz, via, (uint32_t)r, t0);
@@ -7390,6 +7774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeer_ptds(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeer_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds, via, (uint32_t)r, t0);
@@ -7409,6 +7794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3D_v2, via, (uint32_t)r, t0);
@@ -7428,6 +7814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D_v2_ptds(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds, via, (uint32_t)r, t0);
@@ -7447,6 +7834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAsync(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAsync)))) return real(dst, src, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAsync, via, (uint32_t)r, t0);
@@ -7466,6 +7854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAsync_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAsync_ptsz)))) return real(dst, src, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz, via, (uint32_t)r, t0);
@@ -7485,6 +7874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoA, via, (uint32_t)r, t0);
@@ -7504,6 +7894,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA_v2)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2, via, (uint32_t)r, t0);
@@ -7523,6 +7914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA_v2_ptds)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds, via, (uint32_t)r, t0);
@@ -7542,6 +7934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoD, via, (uint32_t)r, t0);
@@ -7561,6 +7954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD_v2)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2, via, (uint32_t)r, t0);
@@ -7580,6 +7974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD_v2_ptds)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds, via, (uint32_t)r, t0);
@@ -7599,6 +7994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoH, via, (uint32_t)r, t0);
@@ -7618,6 +8014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync, via, (uint32_t)r, t0);
@@ -7637,6 +8034,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync_v2)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2, via, (uint32_t)r, t0);
@@ -7656,6 +8054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7675,6 +8074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH_v2)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2, via, (uint32_t)r, t0);
@@ -7694,6 +8094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH_v2_ptds)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds, via, (uint32_t)r, t0);
@@ -7713,6 +8114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync, via, (uint32_t)r, t0);
@@ -7732,6 +8134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_ptsz)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -7751,6 +8154,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_v2)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2, via, (uint32_t)r, t0);
@@ -7770,6 +8174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_v2_ptsz)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7789,6 +8194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoA, via, (uint32_t)r, t0);
@@ -7808,6 +8214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA_v2)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2, via, (uint32_t)r, t0);
@@ -7827,6 +8234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA_v2_ptds)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds, via, (uint32_t)r, t0);
@@ -7846,6 +8254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoD, via, (uint32_t)r, t0);
@@ -7865,6 +8274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync, via, (uint32_t)r, t0);
@@ -7884,6 +8294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync_v2)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2, via, (uint32_t)r, t0);
@@ -7903,6 +8314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7922,6 +8334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD_v2)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2, via, (uint32_t)r, t0);
@@ -7941,6 +8354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD_v2_ptds)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds, via, (uint32_t)r, t0);
@@ -7960,6 +8374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoH, via, (uint32_t)r, t0);
@@ -7979,6 +8394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync, via, (uint32_t)r, t0);
@@ -7998,6 +8414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync_v2)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2, via, (uint32_t)r, t0);
@@ -8017,6 +8434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8036,6 +8454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH_v2)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2, via, (uint32_t)r, t0);
@@ -8055,6 +8474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH_v2_ptds)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds, via, (uint32_t)r, t0);
@@ -8074,6 +8494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoA, via, (uint32_t)r, t0);
@@ -8093,6 +8514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync, via, (uint32_t)r, t0);
@@ -8112,6 +8534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync_v2)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2, via, (uint32_t)r, t0);
@@ -8131,6 +8554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8150,6 +8574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA_v2)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2, via, (uint32_t)r, t0);
@@ -8169,6 +8594,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA_v2_ptds)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds, via, (uint32_t)r, t0);
@@ -8188,6 +8614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoD, via, (uint32_t)r, t0);
@@ -8207,6 +8634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync, via, (uint32_t)r, t0);
@@ -8226,6 +8654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync_v2)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2, via, (uint32_t)r, t0);
@@ -8245,6 +8674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8264,6 +8694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD_v2)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2, via, (uint32_t)r, t0);
@@ -8283,6 +8714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD_v2_ptds)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds, via, (uint32_t)r, t0);
@@ -8302,6 +8734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeer(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeer)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeer, via, (uint32_t)r, t0);
@@ -8321,6 +8754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeerAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeerAsync)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync, via, (uint32_t)r, t0);
@@ -8340,6 +8774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeerAsync_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeerAsync_ptsz)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz, via, (uint32_t)r, t0);
@@ -8359,6 +8794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeer_ptds(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeer_ptds)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds, via, (uint32_t)r, t0);
@@ -8378,6 +8814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy_ptds(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy_ptds)))) return real(dst, src, ByteCount);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy_ptds, via, (uint32_t)r, t0);
@@ -8397,6 +8834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16, via, (uint32_t)r, t0);
@@ -8416,6 +8854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16Async(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16Async)))) return real(dstDevice, us, N, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16Async, via, (uint32_t)r, t0);
@@ -8435,6 +8874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16Async_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16Async_ptsz)))) return real(dstDevice, us, N, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz, via, (uint32_t)r, t0);
@@ -8454,6 +8894,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16_v2)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16_v2, via, (uint32_t)r, t0);
@@ -8473,6 +8914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16_v2_ptds(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16_v2_ptds)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds, via, (uint32_t)r, t0);
@@ -8492,6 +8934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16, via, (uint32_t)r, t0);
@@ -8511,6 +8954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16Async(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16Async)))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16Async, via, (uint32_t)r, t0);
@@ -8530,6 +8974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16Async_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16Async_ptsz)))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz, via, (uint32_t)r, t0);
@@ -8549,6 +8994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16_v2)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2, via, (uint32_t)r, t0);
@@ -8568,6 +9014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16_v2_ptds
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16_v2_ptds)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds, via, (uint32_t)r, t0);
@@ -8587,6 +9034,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32, via, (uint32_t)r, t0);
@@ -8606,6 +9054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32Async(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32Async)))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32Async, via, (uint32_t)r, t0);
@@ -8625,6 +9074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32Async_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32Async_ptsz)))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz, via, (uint32_t)r, t0);
@@ -8644,6 +9094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32_v2)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2, via, (uint32_t)r, t0);
@@ -8663,6 +9114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32_v2_ptds
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32_v2_ptds)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds, via, (uint32_t)r, t0);
@@ -8682,6 +9134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8, via, (uint32_t)r, t0);
@@ -8701,6 +9154,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8Async(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8Async)))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8Async, via, (uint32_t)r, t0);
@@ -8720,6 +9174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8Async_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8Async_ptsz)))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz, via, (uint32_t)r, t0);
@@ -8739,6 +9194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8_v2)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2, via, (uint32_t)r, t0);
@@ -8758,6 +9214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8_v2_ptds)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds, via, (uint32_t)r, t0);
@@ -8777,6 +9234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32, via, (uint32_t)r, t0);
@@ -8796,6 +9254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32Async(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32Async)))) return real(dstDevice, ui, N, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32Async, via, (uint32_t)r, t0);
@@ -8815,6 +9274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32Async_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32Async_ptsz)))) return real(dstDevice, ui, N, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz, via, (uint32_t)r, t0);
@@ -8834,6 +9294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32_v2)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32_v2, via, (uint32_t)r, t0);
@@ -8853,6 +9314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32_v2_ptds(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32_v2_ptds)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds, via, (uint32_t)r, t0);
@@ -8872,6 +9334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8, via, (uint32_t)r, t0);
@@ -8891,6 +9354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8Async(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8Async)))) return real(dstDevice, uc, N, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8Async, via, (uint32_t)r, t0);
@@ -8910,6 +9374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8Async_ptsz(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8Async_ptsz)))) return real(dstDevice, uc, N, hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz, via, (uint32_t)r, t0);
@@ -8929,6 +9394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8_v2)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8_v2, via, (uint32_t)r, t0);
@@ -8948,6 +9414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8_v2_ptds(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8_v2_ptds)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds, via, (uint32_t)r, t0);
@@ -8967,6 +9434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayCreat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayCreate)))) return real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate, via, (uint32_t)r, t0);
@@ -8986,6 +9454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayDestr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayDestroy)))) return real(hMipmappedArray);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hMipmappedArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy, via, (uint32_t)r, t0);
@@ -9005,6 +9474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetLe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetLevel)))) return real(pLevelArray, hMipmappedArray, level);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pLevelArray, hMipmappedArray, level);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel, via, (uint32_t)r, t0);
@@ -9024,6 +9494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetMe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetMemoryRequirements)))) return real(memoryRequirements, mipmap, device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(memoryRequirements, mipmap, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements, via, (uint32_t)r, t0);
@@ -9043,6 +9514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetSp
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetSparseProperties)))) return real(sparseProperties, mipmap);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sparseProperties, mipmap);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties, via, (uint32_t)r, t0);
@@ -9062,6 +9534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleEnumerateFunc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleEnumerateFunctions)))) return real(functions, numFunctions, mod);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(functions, numFunctions, mod);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions, via, (uint32_t)r, t0);
@@ -9082,6 +9555,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunction(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetFunction, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetFunction)))) return real(hfunc, hmod, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetFunction, via, (uint32_t)r, t0);
@@ -9102,6 +9576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunctionCo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetFunctionCount)))) return real(count, mod);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, mod);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount, via, (uint32_t)r, t0);
@@ -9121,6 +9596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetGlobal(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetGlobal)))) return real(dptr, bytes, hmod, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetGlobal, via, (uint32_t)r, t0);
@@ -9140,6 +9616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetGlobal_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetGlobal_v2)))) return real(dptr, bytes, hmod, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2, via, (uint32_t)r, t0);
@@ -9160,6 +9637,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetLoadingMod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetLoadingMode)))) return real(mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via, (uint32_t)r, t0);
@@ -9180,6 +9658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetSurfRef(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetSurfRef)))) return real(pSurfRef, hmod, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pSurfRef, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetSurfRef, via, (uint32_t)r, t0);
@@ -9199,6 +9678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetTexRef(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetTexRef)))) return real(pTexRef, hmod, name);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexRef, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetTexRef, via, (uint32_t)r, t0);
@@ -9219,6 +9699,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoad(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoad, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoad)))) return real(module, fname);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(module, fname);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoad, via, (uint32_t)r, t0);
@@ -9240,6 +9721,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadData(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadData)))) return real(module, image);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(module, image);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadData, via, (uint32_t)r, t0);
@@ -9261,6 +9743,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadDataEx(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadDataEx)))) return real(module, image, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(module, image, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via, (uint32_t)r, t0);
@@ -9282,6 +9765,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadFatBinary
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadFatBinary)))) return real(module, fatCubin);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(module, fatCubin);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via, (uint32_t)r, t0);
@@ -9302,6 +9786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleUnload(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleUnload, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleUnload)))) return real(hmod);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hmod);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleUnload, via, (uint32_t)r, t0);
@@ -9321,6 +9806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastAddDevice(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastAddDevice)))) return real(mcHandle, dev);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastAddDevice, via, (uint32_t)r, t0);
@@ -9340,6 +9826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastBindAddr(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastBindAddr)))) return real(mcHandle, mcOffset, memptr, size, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, mcOffset, memptr, size, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastBindAddr, via, (uint32_t)r, t0);
@@ -9359,6 +9846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastBindMem(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastBindMem, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastBindMem)))) return real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastBindMem, via, (uint32_t)r, t0);
@@ -9378,6 +9866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastCreate(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastCreate)))) return real(mcHandle, prop);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, prop);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastCreate, via, (uint32_t)r, t0);
@@ -9397,6 +9886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastGetGranula
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastGetGranularity)))) return real(granularity, prop, option);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(granularity, prop, option);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastGetGranularity, via, (uint32_t)r, t0);
@@ -9416,6 +9906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastUnbind(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastUnbind, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastUnbind)))) return real(mcHandle, dev, mcOffset, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, dev, mcOffset, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastUnbind, via, (uint32_t)r, t0);
@@ -9435,6 +9926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyAvailableD
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock)))) return real(dynamicSmemSize, func, numBlocks, blockSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dynamicSmemSize, func, numBlocks, blockSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock, via, (uint32_t)r, t0);
@@ -9454,6 +9946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor)))) return real(numBlocks, func, blockSize, dynamicSMemSize);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor, via, (uint32_t)r, t0);
@@ -9473,6 +9966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)))) return real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, via, (uint32_t)r, t0);
@@ -9492,6 +9986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveC
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveClusters)))) return real(numClusters, func, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numClusters, func, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters, via, (uint32_t)r, t0);
@@ -9511,6 +10006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialBlockSize)))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize, via, (uint32_t)r, t0);
@@ -9530,6 +10026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags)))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags, via, (uint32_t)r, t0);
@@ -9549,6 +10046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialClusterSize)))) return real(clusterSize, func, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(clusterSize, func, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize, via, (uint32_t)r, t0);
@@ -9568,6 +10066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetSize(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetSize)))) return real(hfunc, numbytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, numbytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetSize, via, (uint32_t)r, t0);
@@ -9587,6 +10086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetTexRef(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetTexRef, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetTexRef)))) return real(hfunc, texunit, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, texunit, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetTexRef, via, (uint32_t)r, t0);
@@ -9606,6 +10106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetf(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetf, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetf)))) return real(hfunc, offset, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, offset, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetf, via, (uint32_t)r, t0);
@@ -9625,6 +10126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSeti(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSeti, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSeti)))) return real(hfunc, offset, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, offset, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSeti, via, (uint32_t)r, t0);
@@ -9644,6 +10146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetv(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetv, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetv)))) return real(hfunc, offset, ptr, numbytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, offset, ptr, numbytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetv, via, (uint32_t)r, t0);
@@ -9663,6 +10166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerGetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerGetAttribute)))) return real(data, attribute, ptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(data, attribute, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuPointerGetAttribute, via, (uint32_t)r, t0);
@@ -9682,6 +10186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerGetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerGetAttributes)))) return real(numAttributes, attributes, data, ptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numAttributes, attributes, data, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuPointerGetAttributes, via, (uint32_t)r, t0);
@@ -9701,6 +10206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerSetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerSetAttribute)))) return real(value, attribute, ptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(value, attribute, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuPointerSetAttribute, via, (uint32_t)r, t0);
@@ -9720,6 +10226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerInitialize(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerInitialize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerInitialize)))) return real(configFile, outputFile, outputMode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(configFile, outputFile, outputMode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuProfilerInitialize, via, (uint32_t)r, t0);
@@ -9739,6 +10246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerStart(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerStart)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuProfilerStart, via, (uint32_t)r, t0);
@@ -9758,6 +10266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerStop(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerStop, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerStop)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuProfilerStop, via, (uint32_t)r, t0);
@@ -9777,6 +10286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSignalExternalSemap
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSignalExternalSemaphoresAsync)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync, via, (uint32_t)r, t0);
@@ -9796,6 +10306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSignalExternalSemap
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz, via, (uint32_t)r, t0);
@@ -9815,6 +10326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAddCallback(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAddCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAddCallback)))) return real(hStream, callback, userData, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, callback, userData, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAddCallback, via, (uint32_t)r, t0);
@@ -9834,6 +10346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAddCallback_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAddCallback_ptsz)))) return real(hStream, callback, userData, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, callback, userData, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz, via, (uint32_t)r, t0);
@@ -9853,6 +10366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAttachMemAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAttachMemAsync)))) return real(hStream, dptr, length, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dptr, length, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync, via, (uint32_t)r, t0);
@@ -9872,6 +10386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAttachMemAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAttachMemAsync_ptsz)))) return real(hStream, dptr, length, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dptr, length, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz, via, (uint32_t)r, t0);
@@ -9891,6 +10406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp, via, (uint32_t)r, t0);
@@ -9910,6 +10426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_ptsz)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz, via, (uint32_t)r, t0);
@@ -9929,6 +10446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_v2)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2, via, (uint32_t)r, t0);
@@ -9948,6 +10466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_v2_ptsz)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz, via, (uint32_t)r, t0);
@@ -9967,6 +10486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture, via, (uint32_t)r, t0);
@@ -9986,6 +10506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCaptureT
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCaptureToGraph)))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph, via, (uint32_t)r, t0);
@@ -10005,6 +10526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCaptureT
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCaptureToGraph_ptsz)))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz, via, (uint32_t)r, t0);
@@ -10024,6 +10546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz, via, (uint32_t)r, t0);
@@ -10043,6 +10566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_v2)))) return real(hStream, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2, via, (uint32_t)r, t0);
@@ -10062,6 +10586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_v2_ptsz)))) return real(hStream, mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz, via, (uint32_t)r, t0);
@@ -10081,6 +10606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCopyAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCopyAttributes)))) return real(dstStream, srcStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstStream, srcStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCopyAttributes, via, (uint32_t)r, t0);
@@ -10100,6 +10626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCopyAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCopyAttributes_ptsz)))) return real(dst, src);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz, via, (uint32_t)r, t0);
@@ -10119,6 +10646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCreate(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCreate)))) return real(phStream, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phStream, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCreate, via, (uint32_t)r, t0);
@@ -10138,6 +10666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCreateWithPri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCreateWithPriority)))) return real(phStream, flags, priority);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phStream, flags, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority, via, (uint32_t)r, t0);
@@ -10157,6 +10686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamDestroy(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamDestroy)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamDestroy, via, (uint32_t)r, t0);
@@ -10176,6 +10706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamDestroy_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamDestroy_v2)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamDestroy_v2, via, (uint32_t)r, t0);
@@ -10195,6 +10726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamEndCapture(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamEndCapture, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamEndCapture)))) return real(hStream, phGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, phGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamEndCapture, via, (uint32_t)r, t0);
@@ -10214,6 +10746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamEndCapture_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamEndCapture_ptsz)))) return real(hStream, phGraph);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, phGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz, via, (uint32_t)r, t0);
@@ -10233,6 +10766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetAttribute)))) return real(hStream, attr, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetAttribute, via, (uint32_t)r, t0);
@@ -10252,6 +10786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetAttribute_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetAttribute_ptsz)))) return real(hStream, attr, value_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, value_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz, via, (uint32_t)r, t0);
@@ -10271,6 +10806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo)))) return real(hStream, captureStatus_out, id_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo, via, (uint32_t)r, t0);
@@ -10290,6 +10826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_ptsz)))) return real(hStream, captureStatus_out, id_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz, via, (uint32_t)r, t0);
@@ -10309,6 +10846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v2)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2, via, (uint32_t)r, t0);
@@ -10328,6 +10866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz, via, (uint32_t)r, t0);
@@ -10347,6 +10886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v3)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3, via, (uint32_t)r, t0);
@@ -10366,6 +10906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz, via, (uint32_t)r, t0);
@@ -10385,6 +10926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx)))) return real(hStream, pctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx, via, (uint32_t)r, t0);
@@ -10404,6 +10946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_ptsz(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_ptsz)))) return real(hStream, pctx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz, via, (uint32_t)r, t0);
@@ -10423,6 +10966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_v2)))) return real(hStream, pCtx, pGreenCtx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2, via, (uint32_t)r, t0);
@@ -10442,6 +10986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_v2_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_v2_ptsz)))) return real(hStream, pCtx, pGreenCtx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz, via, (uint32_t)r, t0);
@@ -10461,6 +11006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetDevice(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetDevice)))) return real(hStream, device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetDevice, via, (uint32_t)r, t0);
@@ -10480,6 +11026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetDevice_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetDevice_ptsz)))) return real(hStream, device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz, via, (uint32_t)r, t0);
@@ -10499,6 +11046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetFlags(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetFlags)))) return real(hStream, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetFlags, via, (uint32_t)r, t0);
@@ -10518,6 +11066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetFlags_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetFlags_ptsz)))) return real(hStream, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz, via, (uint32_t)r, t0);
@@ -10537,6 +11086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetGreenCtx(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetGreenCtx)))) return real(hStream, phCtx);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, phCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx, via, (uint32_t)r, t0);
@@ -10556,6 +11106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetId(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetId)))) return real(hStream, streamId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetId, via, (uint32_t)r, t0);
@@ -10575,6 +11126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetId_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetId_ptsz)))) return real(hStream, streamId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz, via, (uint32_t)r, t0);
@@ -10594,6 +11146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetPriority(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetPriority, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetPriority)))) return real(hStream, priority);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetPriority, via, (uint32_t)r, t0);
@@ -10613,6 +11166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetPriority_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetPriority_ptsz)))) return real(hStream, priority);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz, via, (uint32_t)r, t0);
@@ -10632,6 +11186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamIsCapturing(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamIsCapturing)))) return real(hStream, captureStatus);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamIsCapturing, via, (uint32_t)r, t0);
@@ -10651,6 +11206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamIsCapturing_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamIsCapturing_ptsz)))) return real(hStream, captureStatus);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz, via, (uint32_t)r, t0);
@@ -10670,6 +11226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamQuery(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamQuery, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamQuery)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamQuery, via, (uint32_t)r, t0);
@@ -10689,6 +11246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamQuery_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamQuery_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz, via, (uint32_t)r, t0);
@@ -10708,6 +11266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSetAttribute)))) return real(hStream, attr, param);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSetAttribute, via, (uint32_t)r, t0);
@@ -10727,6 +11286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSetAttribute_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSetAttribute_ptsz)))) return real(hStream, attr, value);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz, via, (uint32_t)r, t0);
@@ -10747,6 +11307,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize, via, (uint32_t)r, t0);
@@ -10768,6 +11329,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via, (uint32_t)r, t0);
@@ -10788,6 +11350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies)))) return real(hStream, dependencies, numDependencies, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies, via, (uint32_t)r, t0);
@@ -10807,6 +11370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz)))) return real(hStream, dependencies, numDependencies, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz, via, (uint32_t)r, t0);
@@ -10826,6 +11390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_v2)))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2, via, (uint32_t)r, t0);
@@ -10845,6 +11410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz)))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz, via, (uint32_t)r, t0);
@@ -10864,6 +11430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitEvent(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitEvent)))) return real(hStream, hEvent, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hEvent, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitEvent, via, (uint32_t)r, t0);
@@ -10883,6 +11450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitEvent_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitEvent_ptsz)))) return real(hStream, hEvent, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hEvent, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz, via, (uint32_t)r, t0);
@@ -10902,6 +11470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32, via, (uint32_t)r, t0);
@@ -10921,6 +11490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz, via, (uint32_t)r, t0);
@@ -10940,6 +11510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2, via, (uint32_t)r, t0);
@@ -10959,6 +11530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz, via, (uint32_t)r, t0);
@@ -10978,6 +11550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64, via, (uint32_t)r, t0);
@@ -10997,6 +11570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz, via, (uint32_t)r, t0);
@@ -11016,6 +11590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2, via, (uint32_t)r, t0);
@@ -11035,6 +11610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz, via, (uint32_t)r, t0);
@@ -11054,6 +11630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32, via, (uint32_t)r, t0);
@@ -11073,6 +11650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz, via, (uint32_t)r, t0);
@@ -11092,6 +11670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2, via, (uint32_t)r, t0);
@@ -11111,6 +11690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz, via, (uint32_t)r, t0);
@@ -11130,6 +11710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64, via, (uint32_t)r, t0);
@@ -11149,6 +11730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz, via, (uint32_t)r, t0);
@@ -11168,6 +11750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2, via, (uint32_t)r, t0);
@@ -11187,6 +11770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz, via, (uint32_t)r, t0);
@@ -11206,6 +11790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectCreate(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectCreate)))) return real(pSurfObject, pResDesc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pSurfObject, pResDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfObjectCreate, via, (uint32_t)r, t0);
@@ -11225,6 +11810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectDestroy(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectDestroy)))) return real(surfObject);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(surfObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfObjectDestroy, via, (uint32_t)r, t0);
@@ -11244,6 +11830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectGetResour
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectGetResourceDesc)))) return real(pResDesc, surfObject);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pResDesc, surfObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc, via, (uint32_t)r, t0);
@@ -11263,6 +11850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfRefGetArray(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfRefGetArray)))) return real(phArray, hSurfRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phArray, hSurfRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfRefGetArray, via, (uint32_t)r, t0);
@@ -11282,6 +11870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfRefSetArray(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfRefSetArray)))) return real(hSurfRef, hArray, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hSurfRef, hArray, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfRefSetArray, via, (uint32_t)r, t0);
@@ -11301,6 +11890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeIm2c
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeIm2col)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col, via, (uint32_t)r, t0);
@@ -11320,6 +11910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeIm2c
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeIm2colWide)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide, via, (uint32_t)r, t0);
@@ -11339,6 +11930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeTile
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeTiled)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled, via, (uint32_t)r, t0);
@@ -11358,6 +11950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapReplaceAdd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapReplaceAddress)))) return real(tensorMap, globalAddress);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, globalAddress);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress, via, (uint32_t)r, t0);
@@ -11377,6 +11970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectCreate(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectCreate)))) return real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectCreate, via, (uint32_t)r, t0);
@@ -11396,6 +11990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectDestroy(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectDestroy)))) return real(texObject);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectDestroy, via, (uint32_t)r, t0);
@@ -11415,6 +12010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetResourc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetResourceDesc)))) return real(pResDesc, texObject);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pResDesc, texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc, via, (uint32_t)r, t0);
@@ -11434,6 +12030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetResourc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetResourceViewDesc)))) return real(pResViewDesc, texObject);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pResViewDesc, texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc, via, (uint32_t)r, t0);
@@ -11453,6 +12050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetTexture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetTextureDesc)))) return real(pTexDesc, texObject);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexDesc, texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc, via, (uint32_t)r, t0);
@@ -11472,6 +12070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefCreate(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefCreate)))) return real(pTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefCreate, via, (uint32_t)r, t0);
@@ -11491,6 +12090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefDestroy(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefDestroy)))) return real(hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefDestroy, via, (uint32_t)r, t0);
@@ -11510,6 +12110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddress(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddress)))) return real(pdptr, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetAddress, via, (uint32_t)r, t0);
@@ -11529,6 +12130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddressMod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddressMode)))) return real(pam, hTexRef, dim);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pam, hTexRef, dim);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode, via, (uint32_t)r, t0);
@@ -11548,6 +12150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddress_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddress_v2)))) return real(pdptr, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2, via, (uint32_t)r, t0);
@@ -11567,6 +12170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetArray(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetArray)))) return real(phArray, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phArray, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetArray, via, (uint32_t)r, t0);
@@ -11586,6 +12190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetBorderColo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetBorderColor)))) return real(pBorderColor, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pBorderColor, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor, via, (uint32_t)r, t0);
@@ -11605,6 +12210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFilterMode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFilterMode)))) return real(pfm, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pfm, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode, via, (uint32_t)r, t0);
@@ -11624,6 +12230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFlags(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFlags)))) return real(pFlags, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFlags, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetFlags, via, (uint32_t)r, t0);
@@ -11643,6 +12250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFormat(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFormat)))) return real(pFormat, pNumChannels, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFormat, pNumChannels, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetFormat, via, (uint32_t)r, t0);
@@ -11662,6 +12270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMaxAnisotr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMaxAnisotropy)))) return real(pmaxAniso, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pmaxAniso, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy, via, (uint32_t)r, t0);
@@ -11681,6 +12290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapFilt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapFilterMode)))) return real(pfm, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pfm, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode, via, (uint32_t)r, t0);
@@ -11700,6 +12310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapLevelBias)))) return real(pbias, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pbias, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias, via, (uint32_t)r, t0);
@@ -11719,6 +12330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapLevelClamp)))) return real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp, via, (uint32_t)r, t0);
@@ -11738,6 +12350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmappedA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmappedArray)))) return real(phMipmappedArray, hTexRef);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phMipmappedArray, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray, via, (uint32_t)r, t0);
@@ -11757,6 +12370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress)))) return real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress, via, (uint32_t)r, t0);
@@ -11776,6 +12390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D, via, (uint32_t)r, t0);
@@ -11795,6 +12410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D_v2)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2, via, (uint32_t)r, t0);
@@ -11814,6 +12430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D_v3)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3, via, (uint32_t)r, t0);
@@ -11833,6 +12450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddressMod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddressMode)))) return real(hTexRef, dim, am);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, dim, am);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode, via, (uint32_t)r, t0);
@@ -11852,6 +12470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress_v2)))) return real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2, via, (uint32_t)r, t0);
@@ -11871,6 +12490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetArray(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetArray)))) return real(hTexRef, hArray, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, hArray, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetArray, via, (uint32_t)r, t0);
@@ -11890,6 +12510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetBorderColo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetBorderColor)))) return real(hTexRef, pBorderColor);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, pBorderColor);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor, via, (uint32_t)r, t0);
@@ -11909,6 +12530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFilterMode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFilterMode)))) return real(hTexRef, fm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, fm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode, via, (uint32_t)r, t0);
@@ -11928,6 +12550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFlags(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFlags)))) return real(hTexRef, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetFlags, via, (uint32_t)r, t0);
@@ -11947,6 +12570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFormat(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFormat)))) return real(hTexRef, fmt, NumPackedComponents);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, fmt, NumPackedComponents);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetFormat, via, (uint32_t)r, t0);
@@ -11966,6 +12590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMaxAnisotr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMaxAnisotropy)))) return real(hTexRef, maxAniso);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, maxAniso);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy, via, (uint32_t)r, t0);
@@ -11985,6 +12610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapFilt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapFilterMode)))) return real(hTexRef, fm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, fm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode, via, (uint32_t)r, t0);
@@ -12004,6 +12630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapLevelBias)))) return real(hTexRef, bias);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, bias);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias, via, (uint32_t)r, t0);
@@ -12023,6 +12650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapLevelClamp)))) return real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp, via, (uint32_t)r, t0);
@@ -12042,6 +12670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmappedA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmappedArray)))) return real(hTexRef, hMipmappedArray, Flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, hMipmappedArray, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray, via, (uint32_t)r, t0);
@@ -12061,6 +12690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuThreadExchangeStrea
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuThreadExchangeStreamCaptureMode)))) return real(mode);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode, via, (uint32_t)r, t0);
@@ -12080,6 +12710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectCreate(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectCreate)))) return real(object_out, ptr, destroy, initialRefcount, flags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(object_out, ptr, destroy, initialRefcount, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuUserObjectCreate, via, (uint32_t)r, t0);
@@ -12099,6 +12730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectRelease(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectRelease, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectRelease)))) return real(object, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(object, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuUserObjectRelease, via, (uint32_t)r, t0);
@@ -12118,6 +12750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectRetain(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectRetain, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectRetain)))) return real(object, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(object, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuUserObjectRetain, via, (uint32_t)r, t0);
@@ -12137,6 +12770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuWaitExternalSemapho
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuWaitExternalSemaphoresAsync)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync, via, (uint32_t)r, t0);
@@ -12156,6 +12790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuWaitExternalSemapho
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz, via, (uint32_t)r, t0);

@@ -9,6 +9,7 @@
 
 struct cs_blob_128_1 { unsigned char b[128]; } __attribute__((aligned(1)));
 
+void cs_hook_ncclAllGather(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
@@ -17,9 +18,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllGather(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAllGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAllGather)))) return real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclAllGather, via, (uint32_t)r, t0);
+    cs_hook_ncclAllGather(t, ev, sendbuff, recvbuff, sendcount, datatype, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -28,6 +31,7 @@ CS_EXPORT uint32_t ncclAllGather(void * sendbuff, void * recvbuff, uint64_t send
 static uint32_t cs_d_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_DLSYM, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 static uint32_t cs_g_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_PROCADDR, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
+void cs_hook_ncclAllReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
@@ -36,9 +40,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllReduce(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAllReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAllReduce)))) return real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclAllReduce, via, (uint32_t)r, t0);
+    cs_hook_ncclAllReduce(t, ev, sendbuff, recvbuff, count, datatype, op, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -55,6 +61,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAlltoAll(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAlltoAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAlltoAll)))) return real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclAlltoAll, via, (uint32_t)r, t0);
@@ -74,6 +81,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclBcast(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclBcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclBcast)))) return real(buff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclBcast, via, (uint32_t)r, t0);
@@ -85,6 +93,7 @@ CS_EXPORT uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int
 static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
 
+void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -93,9 +102,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclBroadcast(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclBroadcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclBroadcast)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclBroadcast, via, (uint32_t)r, t0);
+    cs_hook_ncclBroadcast(t, ev, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -104,6 +115,7 @@ CS_EXPORT uint32_t ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t coun
 static uint32_t cs_d_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
+void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommAbort(uint8_t via, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -112,10 +124,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommAbort(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommAbort, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommAbort)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommAbort, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommEnd(t, ev, comm);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -131,6 +145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCount(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommCount)))) return real(comm, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommCount, via, (uint32_t)r, t0);
@@ -150,6 +165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCuDevice(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommCuDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommCuDevice)))) return real(comm, device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommCuDevice, via, (uint32_t)r, t0);
@@ -169,6 +185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDeregister(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommDeregister)))) return real(comm, handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommDeregister, via, (uint32_t)r, t0);
@@ -180,6 +197,7 @@ CS_EXPORT uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_w_
 static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
 static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
 
+void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -188,10 +206,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDestroy(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommDestroy)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommDestroy, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommEnd(t, ev, comm);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -207,10 +227,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommFinalize(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommFinalize)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommFinalize, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -218,6 +239,7 @@ CS_EXPORT uint32_t ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(
 static uint32_t cs_d_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_DLSYM, comm); }
 static uint32_t cs_g_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_PROCADDR, comm); }
 
+void cs_hook_ncclCommGetAsyncError(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommGetAsyncError(uint8_t via, void * comm, void * asyncError)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -226,9 +248,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommGetAsyncError
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommGetAsyncError)))) return real(comm, asyncError);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, asyncError);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommGetAsyncError, via, (uint32_t)r, t0);
+    cs_hook_ncclCommGetAsyncError(t, ev, comm, asyncError);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -245,10 +269,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitAll(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitAll)))) return real(comm, ndev, devlist);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, ndev, devlist);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitAll, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -256,6 +281,7 @@ CS_EXPORT uint32_t ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { 
 static uint32_t cs_d_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_DLSYM, comm, ndev, devlist); }
 static uint32_t cs_g_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_PROCADDR, comm, ndev, devlist); }
 
+void cs_hook_ncclCommInitRank(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRank(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t);
@@ -264,10 +290,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRank(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRank)))) return real(comm, nranks, commId, rank);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitRank, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommInitRank(t, ev, comm, nranks, commId, rank);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -275,6 +303,7 @@ CS_EXPORT uint32_t ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_
 static uint32_t cs_d_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_DLSYM, comm, nranks, commId, rank); }
 static uint32_t cs_g_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_PROCADDR, comm, nranks, commId, rank); }
 
+void cs_hook_ncclCommInitRankConfig(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankConfig(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t, void *);
@@ -283,10 +312,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankConfi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRankConfig)))) return real(comm, nranks, commId, rank, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitRankConfig, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommInitRankConfig(t, ev, comm, nranks, commId, rank, config);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -302,10 +333,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankScala
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRankScalable)))) return real(newcomm, nranks, myrank, nId, commIds, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(newcomm, nranks, myrank, nId, commIds, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitRankScalable, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -321,6 +353,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRegister(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommRegister)))) return real(comm, buff, size, handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, buff, size, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommRegister, via, (uint32_t)r, t0);
@@ -340,6 +373,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRevoke(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommRevoke, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommRevoke)))) return real(comm, revokeFlags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, revokeFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommRevoke, via, (uint32_t)r, t0);
@@ -359,6 +393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommShrink(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommShrink, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommShrink)))) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommShrink, via, (uint32_t)r, t0);
@@ -370,6 +405,7 @@ CS_EXPORT uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t 
 static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
+void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *);
@@ -378,10 +414,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommSplit(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommSplit, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommSplit)))) return real(comm, color, key, newcomm, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, color, key, newcomm, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommSplit, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommSplit(t, ev, comm, color, key, newcomm, config);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -397,6 +435,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommUserRank(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommUserRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommUserRank)))) return real(comm, rank);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommUserRank, via, (uint32_t)r, t0);
@@ -416,6 +455,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowDeregis
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommWindowDeregister)))) return real(comm, win);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, win);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommWindowDeregister, via, (uint32_t)r, t0);
@@ -435,6 +475,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowRegiste
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommWindowRegister)))) return real(comm, buff, size, win, winFlags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, buff, size, win, winFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommWindowRegister, via, (uint32_t)r, t0);
@@ -454,6 +495,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGather(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGather)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGather, via, (uint32_t)r, t0);
@@ -473,6 +515,7 @@ static inline __attribute__((always_inline)) void * cs_w_ncclGetErrorString(uint
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_ncclGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetErrorString)))) return real(result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     void * r = real(result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetErrorString, via, 0, t0);
@@ -492,6 +535,7 @@ static inline __attribute__((always_inline)) void * cs_w_ncclGetLastError(uint8_
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_ncclGetLastError, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetLastError)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     void * r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetLastError, via, 0, t0);
@@ -511,10 +555,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetUniqueId(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGetUniqueId, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetUniqueId)))) return real(uniqueId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(uniqueId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetUniqueId, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -530,6 +575,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetVersion(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetVersion)))) return real(version);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetVersion, via, (uint32_t)r, t0);
@@ -549,6 +595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupEnd(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupEnd)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGroupEnd, via, (uint32_t)r, t0);
@@ -568,6 +615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupSimulateEnd(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupSimulateEnd)))) return real(simInfo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(simInfo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd, via, (uint32_t)r, t0);
@@ -587,6 +635,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupStart(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupStart)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGroupStart, via, (uint32_t)r, t0);
@@ -606,6 +655,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemAlloc(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclMemAlloc)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclMemAlloc, via, (uint32_t)r, t0);
@@ -625,6 +675,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemFree(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclMemFree)))) return real(ptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclMemFree, via, (uint32_t)r, t0);
@@ -636,6 +687,7 @@ CS_EXPORT uint32_t ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_LINK
 static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_DLSYM, ptr); }
 static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_PROCADDR, ptr); }
 
+void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclRecv(uint8_t via, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -644,9 +696,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRecv(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRecv, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRecv)))) return real(recvbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(recvbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclRecv, via, (uint32_t)r, t0);
+    cs_hook_ncclRecv(t, ev, recvbuff, count, datatype, peer, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -663,6 +717,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpCreatePreMul
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRedOpCreatePreMulSum)))) return real(op, scalar, datatype, residence, comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(op, scalar, datatype, residence, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum, via, (uint32_t)r, t0);
@@ -682,6 +737,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpDestroy(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRedOpDestroy)))) return real(op, comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(op, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclRedOpDestroy, via, (uint32_t)r, t0);
@@ -693,6 +749,7 @@ CS_EXPORT uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_nccl
 static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
 static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
 
+void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
@@ -701,9 +758,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduce(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclReduce)))) return real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclReduce, via, (uint32_t)r, t0);
+    cs_hook_ncclReduce(t, ev, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -712,6 +771,7 @@ CS_EXPORT uint32_t ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, 
 static uint32_t cs_d_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 static uint32_t cs_g_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
+void cs_hook_ncclReduceScatter(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduceScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
@@ -720,9 +780,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduceScatter(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclReduceScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclReduceScatter)))) return real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclReduceScatter, via, (uint32_t)r, t0);
+    cs_hook_ncclReduceScatter(t, ev, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -739,6 +801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclScatter(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclScatter)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclScatter, via, (uint32_t)r, t0);
@@ -750,6 +813,7 @@ CS_EXPORT uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count,
 static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
+void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_ncclSend(uint8_t via, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -758,9 +822,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclSend(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclSend, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclSend)))) return real(sendbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclSend, via, (uint32_t)r, t0);
+    cs_hook_ncclSend(t, ev, sendbuff, count, datatype, peer, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -769,6 +835,7 @@ CS_EXPORT uint32_t ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, 
 static uint32_t cs_d_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_DLSYM, sendbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_g_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_PROCADDR, sendbuff, count, datatype, peer, comm, stream); }
 
+void cs_hook_ncclAllGather(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
@@ -777,9 +844,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllGather(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAllGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAllGather)))) return real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclAllGather, via, (uint32_t)r, t0);
+    cs_hook_ncclAllGather(t, ev, sendbuff, recvbuff, sendcount, datatype, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -788,6 +857,7 @@ CS_EXPORT uint32_t pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sen
 static uint32_t cs_d_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_DLSYM, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 static uint32_t cs_g_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_PROCADDR, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
+void cs_hook_ncclAllReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
@@ -796,9 +866,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllReduce(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAllReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAllReduce)))) return real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclAllReduce, via, (uint32_t)r, t0);
+    cs_hook_ncclAllReduce(t, ev, sendbuff, recvbuff, count, datatype, op, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -815,6 +887,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAlltoAll(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAlltoAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAlltoAll)))) return real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclAlltoAll, via, (uint32_t)r, t0);
@@ -834,6 +907,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclBcast(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclBcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclBcast)))) return real(buff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclBcast, via, (uint32_t)r, t0);
@@ -845,6 +919,7 @@ CS_EXPORT uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, in
 static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
 
+void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -853,9 +928,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclBroadcast(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclBroadcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclBroadcast)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclBroadcast, via, (uint32_t)r, t0);
+    cs_hook_ncclBroadcast(t, ev, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -864,6 +941,7 @@ CS_EXPORT uint32_t pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t cou
 static uint32_t cs_d_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
+void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommAbort(uint8_t via, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -872,10 +950,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommAbort(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommAbort, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommAbort)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommAbort, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommEnd(t, ev, comm);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -891,6 +971,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCount(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommCount)))) return real(comm, count);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommCount, via, (uint32_t)r, t0);
@@ -910,6 +991,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCuDevice(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommCuDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommCuDevice)))) return real(comm, device);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommCuDevice, via, (uint32_t)r, t0);
@@ -929,6 +1011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDeregister(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommDeregister)))) return real(comm, handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommDeregister, via, (uint32_t)r, t0);
@@ -940,6 +1023,7 @@ CS_EXPORT uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_w
 static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
 static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
 
+void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -948,10 +1032,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDestroy(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommDestroy)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommDestroy, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommEnd(t, ev, comm);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -967,10 +1053,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommFinalize(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommFinalize)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommFinalize, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -978,6 +1065,7 @@ CS_EXPORT uint32_t pncclCommFinalize(void * comm) { return cs_w_pncclCommFinaliz
 static uint32_t cs_d_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_DLSYM, comm); }
 static uint32_t cs_g_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_PROCADDR, comm); }
 
+void cs_hook_ncclCommGetAsyncError(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommGetAsyncError(uint8_t via, void * comm, void * asyncError)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -986,9 +1074,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommGetAsyncErro
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommGetAsyncError)))) return real(comm, asyncError);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, asyncError);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommGetAsyncError, via, (uint32_t)r, t0);
+    cs_hook_ncclCommGetAsyncError(t, ev, comm, asyncError);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -1005,10 +1095,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitAll(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitAll)))) return real(comm, ndev, devlist);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, ndev, devlist);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitAll, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -1016,6 +1107,7 @@ CS_EXPORT uint32_t pncclCommInitAll(void * comm, int32_t ndev, void * devlist) {
 static uint32_t cs_d_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_DLSYM, comm, ndev, devlist); }
 static uint32_t cs_g_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_PROCADDR, comm, ndev, devlist); }
 
+void cs_hook_ncclCommInitRank(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRank(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t);
@@ -1024,10 +1116,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRank(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRank)))) return real(comm, nranks, commId, rank);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitRank, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommInitRank(t, ev, comm, nranks, commId, rank);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -1035,6 +1129,7 @@ CS_EXPORT uint32_t pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob
 static uint32_t cs_d_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_DLSYM, comm, nranks, commId, rank); }
 static uint32_t cs_g_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_PROCADDR, comm, nranks, commId, rank); }
 
+void cs_hook_ncclCommInitRankConfig(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankConfig(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t, void *);
@@ -1043,10 +1138,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankConf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRankConfig)))) return real(comm, nranks, commId, rank, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitRankConfig, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommInitRankConfig(t, ev, comm, nranks, commId, rank, config);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -1062,10 +1159,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankScal
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRankScalable)))) return real(newcomm, nranks, myrank, nId, commIds, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(newcomm, nranks, myrank, nId, commIds, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitRankScalable, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -1081,6 +1179,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRegister(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommRegister)))) return real(comm, buff, size, handle);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, buff, size, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommRegister, via, (uint32_t)r, t0);
@@ -1100,6 +1199,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRevoke(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommRevoke, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommRevoke)))) return real(comm, revokeFlags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, revokeFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommRevoke, via, (uint32_t)r, t0);
@@ -1119,6 +1219,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommShrink(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommShrink, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommShrink)))) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommShrink, via, (uint32_t)r, t0);
@@ -1130,6 +1231,7 @@ CS_EXPORT uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t
 static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
+void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *);
@@ -1138,10 +1240,12 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommSplit(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommSplit, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommSplit)))) return real(comm, color, key, newcomm, config);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, color, key, newcomm, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommSplit, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_hook_ncclCommSplit(t, ev, comm, color, key, newcomm, config);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -1157,6 +1261,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommUserRank(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommUserRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommUserRank)))) return real(comm, rank);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommUserRank, via, (uint32_t)r, t0);
@@ -1176,6 +1281,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowDeregi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommWindowDeregister)))) return real(comm, win);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, win);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommWindowDeregister, via, (uint32_t)r, t0);
@@ -1195,6 +1301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowRegist
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommWindowRegister)))) return real(comm, buff, size, win, winFlags);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(comm, buff, size, win, winFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommWindowRegister, via, (uint32_t)r, t0);
@@ -1214,6 +1321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGather(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGather)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGather, via, (uint32_t)r, t0);
@@ -1233,6 +1341,7 @@ static inline __attribute__((always_inline)) void * cs_w_pncclGetErrorString(uin
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_pncclGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetErrorString)))) return real(result);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     void * r = real(result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetErrorString, via, 0, t0);
@@ -1252,6 +1361,7 @@ static inline __attribute__((always_inline)) void * cs_w_pncclGetLastError(uint8
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_pncclGetLastError, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetLastError)))) return real(comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     void * r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetLastError, via, 0, t0);
@@ -1271,10 +1381,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetUniqueId(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGetUniqueId, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetUniqueId)))) return real(uniqueId);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(uniqueId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetUniqueId, via, (uint32_t)r, t0);
-    cs_finish(t, &cs_api_nccl, ev, 0);
+    cs_finish(t, &cs_api_nccl, ev, 1);
     errno = saved_errno;
     return r;
 }
@@ -1290,6 +1401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetVersion(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetVersion)))) return real(version);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetVersion, via, (uint32_t)r, t0);
@@ -1309,6 +1421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupEnd(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupEnd)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGroupEnd, via, (uint32_t)r, t0);
@@ -1328,6 +1441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupSimulateEnd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupSimulateEnd)))) return real(simInfo);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(simInfo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd, via, (uint32_t)r, t0);
@@ -1347,6 +1461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupStart(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupStart)))) return real();
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGroupStart, via, (uint32_t)r, t0);
@@ -1366,6 +1481,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemAlloc(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclMemAlloc)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclMemAlloc, via, (uint32_t)r, t0);
@@ -1385,6 +1501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemFree(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclMemFree)))) return real(ptr);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclMemFree, via, (uint32_t)r, t0);
@@ -1396,6 +1513,7 @@ CS_EXPORT uint32_t pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_LI
 static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_DLSYM, ptr); }
 static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_PROCADDR, ptr); }
 
+void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclRecv(uint8_t via, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -1404,9 +1522,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRecv(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRecv, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRecv)))) return real(recvbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(recvbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclRecv, via, (uint32_t)r, t0);
+    cs_hook_ncclRecv(t, ev, recvbuff, count, datatype, peer, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -1423,6 +1543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpCreatePreMu
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRedOpCreatePreMulSum)))) return real(op, scalar, datatype, residence, comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(op, scalar, datatype, residence, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum, via, (uint32_t)r, t0);
@@ -1442,6 +1563,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpDestroy(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRedOpDestroy)))) return real(op, comm);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(op, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclRedOpDestroy, via, (uint32_t)r, t0);
@@ -1453,6 +1575,7 @@ CS_EXPORT uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pnc
 static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
 static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
 
+void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
@@ -1461,9 +1584,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduce(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclReduce)))) return real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclReduce, via, (uint32_t)r, t0);
+    cs_hook_ncclReduce(t, ev, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -1472,6 +1597,7 @@ CS_EXPORT uint32_t pncclReduce(void * sendbuff, void * recvbuff, uint64_t count,
 static uint32_t cs_d_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 static uint32_t cs_g_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
+void cs_hook_ncclReduceScatter(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduceScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
@@ -1480,9 +1606,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduceScatter(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclReduceScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclReduceScatter)))) return real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclReduceScatter, via, (uint32_t)r, t0);
+    cs_hook_ncclReduceScatter(t, ev, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -1499,6 +1627,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclScatter(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclScatter)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclScatter, via, (uint32_t)r, t0);
@@ -1510,6 +1639,7 @@ CS_EXPORT uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count
 static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
+void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_pncclSend(uint8_t via, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -1518,9 +1648,11 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclSend(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclSend, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclSend)))) return real(sendbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
+    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sendbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclSend, via, (uint32_t)r, t0);
+    cs_hook_ncclSend(t, ev, sendbuff, count, datatype, peer, comm, stream);
     cs_finish(t, &cs_api_nccl, ev, 0);
     errno = saved_errno;
     return r;
@@ -1617,6 +1749,28 @@ static const uint8_t classes[] = {
     0,
     0,
     0,
+    CS_CLASS_KEY,
+    0,
+    0,
+    0,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    0,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    0,
+    0,
+    0,
+    CS_CLASS_KEY,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    CS_CLASS_KEY,
     0,
     0,
     0,
@@ -1635,50 +1789,28 @@ static const uint8_t classes[] = {
     0,
     0,
     0,
+    CS_CLASS_KEY,
+    0,
+    0,
+    0,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    0,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    CS_CLASS_KEY,
+    0,
+    0,
+    0,
+    CS_CLASS_KEY,
     0,
     0,
     0,
     0,
     0,
     0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
+    CS_CLASS_KEY,
     0,
     0,
     0,

@@ -1,0 +1,174 @@
+/* CUDASHIM_HANG_TIMEOUT=<seconds>: a thread that watches for calls that do not return in time
+ * (a synchronize, ncclCommInitRank, a collective's completion: any wrapped call) and writes, for
+ * a stuck one, what every thread is inside, the last NCCL operations per communicator, and the
+ * last launches. It reads the per-thread state and rings and nothing else: it never calls the
+ * driver or a library, and never touches the program's state. A stuck call is reported again
+ * no more often than once per timeout period. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devcode.h"
+#include "hooks_libs.h"
+#include "internal.h"
+#include "inventory.h"
+
+static double timeout_s;
+static pthread_t watcher;
+static int _Atomic running;
+
+static double ticks_to_s(uint64_t ticks) { return (double)cs_dur_to_ns(ticks) / 1e9; }
+
+static void put_threads(struct cs_buf *b, uint64_t now)
+{
+    cs_put(b, "[");
+    int first = 1;
+    for (struct cs_thread *t = cs_thread_list(); t; t = t->next) {
+        if (atomic_load(&t->dead)) continue;
+        if (!first) cs_put(b, ",");
+        first = 0;
+        cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
+        if (t->depth) {
+            char secs[32];
+            snprintf(secs, sizeof secs, "%.1f", ticks_to_s(now - t->enter_ts));
+            cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(t->current));
+            cs_put(b, ",\"seconds\":"); cs_put(b, secs);
+        } else {
+            uint64_t h = atomic_load(&t->ring->head);
+            if (h) { cs_put(b, ",\"last_call\":"); cs_put_str(b, cs_api_name(t->ring->ev[(h - 1) & t->ring->mask].api)); }
+        }
+        cs_put(b, "}");
+    }
+    cs_put(b, "]");
+}
+
+static void put_comms(struct cs_buf *b, uint64_t now)
+{
+    cs_put(b, "[");
+    for (int i = 0; cs_comm_at(i); i++) {
+        struct cs_comm *c = cs_comm_at(i);
+        if (i) cs_put(b, ",");
+        cs_put(b, "{\"comm\":"); cs_put_hex(b, (uint64_t)(uintptr_t)atomic_load(&c->comm));
+        cs_put(b, ",\"rank\":"); cs_put_i64(b, c->rank);
+        cs_put(b, ",\"nranks\":"); cs_put_i64(b, c->nranks);
+        cs_put(b, ",\"nccl_version\":"); cs_put_i64(b, c->version);
+        cs_put(b, ",\"ops_total\":"); cs_put_u64(b, atomic_load(&c->nops));
+        cs_put(b, ",\"last_ops\":[");
+        uint32_t n = atomic_load(&c->nops), k = n < CS_COMM_OPS ? n : CS_COMM_OPS;
+        for (uint32_t j = n - k; j < n; j++) {
+            const struct cs_comm_op *o = &c->ops[j % CS_COMM_OPS];
+            char secs[32];
+            snprintf(secs, sizeof secs, "%.1f", ticks_to_s(now - o->ts));
+            if (j != n - k) cs_put(b, ",");
+            cs_put(b, "{\"api\":"); cs_put_str(b, cs_api_name(o->api));
+            cs_put(b, ",\"count\":"); cs_put_u64(b, o->count);
+            cs_put(b, ",\"datatype\":"); cs_put_str(b, cs_nccl_dtype(o->dtype));
+            if (o->peer >= 0) { cs_put(b, ",\"peer\":"); cs_put_i64(b, o->peer); }
+            cs_put(b, ",\"seconds_ago\":"); cs_put(b, secs);
+            cs_put(b, "}");
+        }
+        cs_put(b, "]}");
+    }
+    cs_put(b, "]");
+}
+
+/* The last kernel launches of every thread, newest first (names from the map only). */
+static void put_launches(struct cs_buf *b)
+{
+    cs_put(b, "[");
+    int n = 0;
+    for (struct cs_thread *t = cs_thread_list(); t && n < 8; t = t->next) {
+        uint64_t h = atomic_load(&t->ring->head), span = h < t->ring->mask + 1 ? h : t->ring->mask + 1;
+        for (uint64_t i = h; i-- > h - span && n < 8;) {
+            const struct cs_launch *l = &t->launch[i & t->ring->mask];
+            if (l->seq != (uint32_t)i || !l->f || l->kind == CS_LAUNCH_NCCL) continue;
+            char name[256];
+            if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
+            else cs_kernel_name_cached(l->f, name, sizeof name);
+            if (n++) cs_put(b, ",");
+            cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
+            cs_put(b, ",\"kernel\":"); cs_put_str(b, name);
+            cs_put(b, ",\"stream\":"); cs_put_hex(b, (uint64_t)(uintptr_t)l->stream);
+            cs_put(b, "}");
+        }
+    }
+    cs_put(b, "]");
+}
+
+static void report(struct cs_thread *stuck, uint64_t now)
+{
+    static char line[1 << 16];
+    struct cs_buf b = { line, 0, sizeof line - 2 };
+    double secs = ticks_to_s(now - stuck->enter_ts);
+    char s[32];
+    snprintf(s, sizeof s, "%.1f", secs);
+    cs_put(&b, "{\"type\":\"hang\",\"tid\":"); cs_put_u64(&b, (uint64_t)stuck->tid);
+    cs_put(&b, ",\"inside\":"); cs_put_str(&b, cs_api_name(stuck->current));
+    cs_put(&b, ",\"seconds\":"); cs_put(&b, s);
+    cs_put(&b, ",\"ts_ns\":"); cs_put_u64(&b, cs_ticks_to_ns(now));
+    cs_put(&b, ",\"threads\":"); put_threads(&b, now);
+    cs_put(&b, ",\"nccl\":"); put_comms(&b, now);
+    cs_put(&b, ",\"launches\":"); put_launches(&b);
+    cs_put(&b, "}\n");
+    if (b.len >= sizeof line - 2) {
+        b.len = 0;
+        cs_put(&b, "{\"type\":\"hang\",\"truncated\":true,\"tid\":"); cs_put_u64(&b, (uint64_t)stuck->tid);
+        cs_put(&b, ",\"inside\":"); cs_put_str(&b, cs_api_name(stuck->current)); cs_put(&b, "}\n");
+    }
+    cs_write_line(line, b.len);
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "cudashim: thread %d has been inside %s for %.0f s (CUDASHIM_HANG_TIMEOUT=%g); "
+                     "what every thread is doing is in %s\n", stuck->tid, cs_api_name(stuck->current), secs, timeout_s,
+                     cs_trace_path());
+    if (cs_cfg.stderr_on && n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
+static void *watch(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    double tick = timeout_s / 4 < 1.0 ? timeout_s / 4 : 1.0;
+    struct timespec ts = { (time_t)tick, (long)((tick - (double)(time_t)tick) * 1e9) };
+    uint64_t timeout_ns = (uint64_t)(timeout_s * 1e9);
+    while (atomic_load(&running)) {
+        nanosleep(&ts, NULL);
+        uint64_t now = cs_ticks();
+        for (struct cs_thread *t = cs_thread_list(); t; t = t->next) {
+            if (atomic_load(&t->dead) || !t->depth) continue;
+            uint64_t entered = t->enter_ts;
+            if (!entered || cs_dur_to_ns(now - entered) < timeout_ns) continue;
+            /* once per stuck call, then again only after another full timeout */
+            if (t->hang_reported && t->hang_reported >= entered &&
+                cs_dur_to_ns(now - t->hang_reported) < timeout_ns) continue;
+            t->hang_reported = now;
+            report(t, now);
+        }
+    }
+    return NULL;
+}
+
+void cs_watchdog_start(void)
+{
+    if (!cs_cfg.hang_timeout || !*cs_cfg.hang_timeout) return;
+    timeout_s = strtod(cs_cfg.hang_timeout, NULL);
+    if (timeout_s <= 0) return;
+    int zero = 0;
+    if (!atomic_compare_exchange_strong(&running, &zero, 1)) return;
+    if (pthread_create(&watcher, NULL, watch, NULL)) atomic_store(&running, 0);
+    else pthread_detach(watcher);
+}
+
+void cs_watchdog_after_fork(void)
+{
+    atomic_store(&running, 0);  /* the thread did not survive the fork */
+    cs_watchdog_start();
+}

@@ -1,0 +1,36 @@
+/* A fake libnccl.so.2 for the NCCL tests: a chosen version (-DVERSION=22809), and failures,
+ * async errors and a blocking init on request. Environment:
+ *   FAKE_NCCL_FAIL_ALLREDUCE=code   ncclAllReduce returns code
+ *   FAKE_NCCL_ASYNC_ERROR=code      ncclCommGetAsyncError reports code
+ *   FAKE_NCCL_INIT_SLEEP=seconds    ncclCommInitRank blocks that long (a rank waiting for its peers) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct { char internal[128]; } ncclUniqueId;
+struct comm { int nranks, rank; };
+static int env(const char *n) { const char *s = getenv(n); return s ? atoi(s) : 0; }
+
+int ncclGetVersion(int *v) { *v = VERSION; return 0; }
+int ncclGetUniqueId(ncclUniqueId *id)
+{
+    memset(id, 0, sizeof *id);
+    snprintf(id->internal, sizeof id->internal, "fake-nccl-id-%s", getenv("FAKE_NCCL_ID") ? getenv("FAKE_NCCL_ID") : "x");
+    return 0;
+}
+int ncclCommInitRank(struct comm **c, int nranks, ncclUniqueId id, int rank)
+{
+    (void)id;
+    if (env("FAKE_NCCL_INIT_SLEEP")) sleep((unsigned)env("FAKE_NCCL_INIT_SLEEP"));
+    *c = malloc(sizeof **c);
+    (*c)->nranks = nranks, (*c)->rank = rank;
+    return 0;
+}
+int ncclCommCuDevice(struct comm *c, int *dev) { *dev = c ? c->rank : -1; return 0; }
+int ncclAllReduce(const void *s, void *r, size_t n, int dt, int op, struct comm *c, void *stream)
+{ (void)s, (void)r, (void)n, (void)dt, (void)op, (void)c, (void)stream; return env("FAKE_NCCL_FAIL_ALLREDUCE"); }
+int ncclCommGetAsyncError(struct comm *c, int *e) { (void)c; *e = env("FAKE_NCCL_ASYNC_ERROR"); return 0; }
+int ncclCommDestroy(struct comm *c) { free(c); return 0; }
+const char *ncclGetErrorString(int r) { static char b[64]; snprintf(b, sizeof b, "fake nccl error %d", r); return b; }
+const char *ncclGetLastError(struct comm *c) { (void)c; return "fake last error: peer 1 unreachable"; }

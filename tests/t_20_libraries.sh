@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# cuDNN, NCCL and cuBLAS: NVIDIA's real libraries failing in realistic ways (no GPU), a fake
+# two-rank NCCL job with different NCCL versions, failing collectives with NCCL's own words,
+# async errors, the hang watchdog, and exact counts in ALL mode.
+. "$(dirname "$0")/lib.sh"
+need_python
+for v in 22809 21903; do
+    mkdir -p "$TMP/nccl$v"
+    $CC -shared -fPIC -O1 -o "$TMP/nccl$v/libnccl.so.2" -Wl,-soname,libnccl.so.2 -DVERSION=$v \
+        "$ROOT/tests/programs/libs/fake_nccl.c" || fail "fake NCCL"
+done
+compile nccl_rank tests/programs/nccl_rank.c -L"$TMP/nccl22809" -l:libnccl.so.2 -L"$FAKES" -lcuda
+run() { local name=$1; shift; mkdir -p "$TMP/$name"
+    env "$@" CUDASHIM_TRACE_DIR="$TMP/$name" LD_PRELOAD="$PRELOAD" ./nccl_rank 3 >"$TMP/$name.out" 2>"$TMP/$name.err" || true
+    trace=$(ls "$TMP/$name"/cudashim-*.jsonl); }
+
+# Two ranks, one of them on an older NCCL: each trace carries its rank's version in the header.
+( run r0 RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" ) & ( run r1 RANK=1 LD_LIBRARY_PATH="$FAKES:$TMP/nccl21903" ); wait
+t0=$(ls "$TMP"/r0/*.jsonl); t1=$(ls "$TMP"/r1/*.jsonl)
+assert_eq "$(q field "$t0" header nccl_version)" 22809 "rank 0 header"
+assert_eq "$(q field "$t1" header nccl_version)" 21903 "rank 1 header"
+assert_eq "$(q field "$t1" header rank)" 1 "rank in header"
+python3 - "$t0" "$t1" <<'PY' || fail "communicator creation lacks its context"
+import json, sys
+for f, rank in zip(sys.argv[1:], (0, 1)):
+    c = [json.loads(l) for l in open(f) if '"ncclCommInitRank"' in l][0]
+    assert c["nranks"] == 2 and c["rank"] == rank and c["device"] == rank and len(c["unique_id_hash"]) == 16, c
+    assert c["nccl_version"] in (22809, 21903) and c["library_version"].startswith("2."), c
+a, b = ([json.loads(l) for l in open(f) if '"ncclCommInitRank"' in l][0]["unique_id_hash"] for f in sys.argv[1:])
+assert a == b, "ranks of one communicator share the unique-id hash"
+PY
+set +e; "$BUILD/cudashim" report "$TMP/r0" "$TMP/r1" >"$TMP/ranks.txt"; set -e
+grep -A2 "nccl version:" "$TMP/ranks.txt" | grep -q "2.19.3 on" || { cat "$TMP/ranks.txt"; fail "report does not flag the NCCL mismatch"; }
+
+# A failing collective: status name, NCCL's error string and last error, and the call's arguments.
+run fail RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_FAIL_ALLREDUCE=2
+assert_eq "$(q count "$trace" api=ncclAllReduce result_name=ncclSystemError error_string="fake nccl error 2" \
+    last_error="fake last error: peer 1 unreachable" count=1024 datatype=float32 op=sum stream=0x10)" 3 "failing collectives"
+# An asynchronous communicator error.
+run async RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_ASYNC_ERROR=6
+assert_eq "$(q count "$trace" api=ncclCommGetAsyncError async_error=6 async_error_name=ncclRemoteError)" 1 "async error"
+# ALL mode: the counts equal the calls made.
+run all RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" CUDASHIM_TRACE_ALL=1
+python3 - "$trace" <<'PY' || fail "ALL-mode counts"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+s = ev[-1]["calls"]
+want = {"cuInit": 1, "ncclGetUniqueId": 1, "ncclCommInitRank": 1, "ncclAllReduce": 3, "cuStreamSynchronize": 1,
+        "ncclCommGetAsyncError": 1, "ncclCommDestroy": 1}
+assert s == want, s
+written = {}
+for e in ev:
+    if e["type"] == "call": written[e["api"]] = written.get(e["api"], 0) + 1
+assert written == want, written
+assert all(e.get("count") == 1024 for e in ev if e.get("api") == "ncclAllReduce")
+PY
+
+# The watchdog: a synchronize that blocks, then an init that waits for its peers.
+run hang RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" CUDASHIM_HANG_TIMEOUT=1 FAKE_CUDA_BLOCK=cuStreamSynchronize=3
+python3 - "$trace" <<'PY' || fail "hang report"
+import json, sys
+h = [json.loads(l) for l in open(sys.argv[1]) if '"type":"hang"' in l]
+assert 1 <= len(h) <= 3, len(h)          # at most once per timeout period
+assert h[0]["inside"] == "cuStreamSynchronize" and h[0]["seconds"] >= 1, h[0]
+assert h[0]["threads"][0]["inside"] == "cuStreamSynchronize"
+ops = h[0]["nccl"][0]["last_ops"]
+assert h[0]["nccl"][0]["rank"] == 0 and ops and ops[-1]["api"] == "ncclAllReduce", h[0]["nccl"]
+PY
+grep -q "has been inside cuStreamSynchronize" "$TMP/hang.err" || fail "no hang note on stderr"
+run hanginit RANK=1 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" CUDASHIM_HANG_TIMEOUT=1 FAKE_NCCL_INIT_SLEEP=2
+grep -q '"type":"hang","tid":[0-9]*,"inside":"ncclCommInitRank"' "$trace" || fail "a stuck ncclCommInitRank is not reported"
+run nohang RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809"
+grep -q '"type":"hang"' "$trace" && fail "a hang report without CUDASHIM_HANG_TIMEOUT"
+
+# NVIDIA's real libraries: with no GPU their calls fail, with their own names and words.
+if [ -e "$CUDA/lib64/libcudnn.so.9" ] && [ -e "$CUDA/lib64/libcublas.so.13" ] && [ -e "$CUDA/lib64/libnccl.so.2" ]; then
+    mkdir -p "$TMP/real"
+    cat >"$TMP/real.py" <<PY
+import ctypes as c
+L = "$CUDA/lib64/"
+c.CDLL(L + "libcudart.so.13", mode=c.RTLD_GLOBAL)
+h = c.c_void_p()
+print(c.CDLL(L + "libcudnn.so.9").cudnnCreate(c.byref(h)), c.CDLL(L + "libcublas.so.13").cublasCreate_v2(c.byref(h)))
+class Id(c.Structure): _fields_ = [("internal", c.c_char * 128)]
+nccl = c.CDLL(L + "libnccl.so.2")
+uid = Id(); nccl.ncclGetUniqueId(c.byref(uid))
+print(nccl.ncclCommInitRank(c.byref(h), 1, uid, 0))
+PY
+    LD_LIBRARY_PATH="$FAKES" CUDASHIM_TRACE_DIR="$TMP/real" timeout 120 env LD_PRELOAD="$PRELOAD" python3 "$TMP/real.py" >/dev/null 2>&1 || true
+    trace=$(ls "$TMP"/real/*.jsonl)
+    assert_eq "$(q count "$trace" api=cudnnCreate via=dlsym result_name=CUDNN_STATUS_NOT_INITIALIZED \
+        error_string=CUDNN_STATUS_NOT_INITIALIZED)" 1 "real cudnnCreate"
+    grep '"api":"cudnnCreate"' "$trace" | grep -q '"library_version":"9\.' || fail "cudnnCreate lacks which cuDNN"
+    assert_eq "$(q count "$trace" api=cublasCreate_v2 result_name=CUBLAS_STATUS_NOT_INITIALIZED \
+        error_string="the library was not initialized")" 1 "real cublasCreate_v2"
+    assert_eq "$(q count "$trace" api=ncclCommInitRank result_name=ncclUnhandledCudaError nranks=1 rank=0)" 1 "real ncclCommInitRank"
+    grep '"api":"ncclCommInitRank"' "$trace" | grep -q '"last_error":' || fail "no ncclGetLastError text"
+    # Linked (versioned references: cudnnCreate@libcudnn.so.9, cublasCreate_v2@libcublas.so.13).
+    compile cudnn_linked tests/programs/cudnn_linked.c -L"$CUDA/lib64" -lcudnn -lcublas -Wl,-rpath,"$CUDA/lib64"
+    mkdir -p "$TMP/linked"
+    LD_LIBRARY_PATH="$FAKES" CUDASHIM_TRACE_DIR="$TMP/linked" with_shim ./cudnn_linked >/dev/null 2>&1 || true
+    trace=$(ls "$TMP"/linked/*.jsonl)
+    assert_eq "$(q count "$trace" api=cudnnCreate via=linked)" 1 "linked cudnnCreate is caught"
+    assert_eq "$(q count "$trace" api=cublasCreate_v2 via=linked)" 1 "linked cublasCreate_v2 is caught"
+    LD_LIBRARY_PATH="$FAKES" same_behaviour ./cudnn_linked >/dev/null
+else
+    echo "skipped the real-library checks: cuDNN, cuBLAS or NCCL missing under $CUDA/lib64"
+fi
+echo ok
