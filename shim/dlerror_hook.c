@@ -16,10 +16,16 @@ typedef char *(*dlerror_fn)(void);
 static dlerror_fn _Atomic real_dlerror;
 static __thread char copy[4096] __attribute__((tls_model("initial-exec")));
 
+/* Only the loader's words about the CUDA stack wake the shim: other programs' (and sanitizer
+ * runtimes') failed lookups are none of its business. */
 static int worth_reading(const char *m)
 {
-    return strstr(m, "undefined symbol") || (strstr(m, "cannot open shared object") &&
-           (strstr(m, "libcu") || strstr(m, "libnv") || strstr(m, "libnccl")));
+    if (!strstr(m, "undefined symbol") && !strstr(m, "cannot open shared object")) return 0;
+    static const char *const words[] = { "libcu", "libnv", "nccl", "cudnn", "cublas", "cusparse", "cufft", "curand",
+                                         "cusolver", "nvJitLink", "nvrtc", "cuda" };
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strstr(m, words[i])) return 1;
+    return 0;
 }
 
 static char *hook(void)

@@ -62,18 +62,21 @@ done
 grep -q '`~/lib`\|:~/lib' "$TMP/report.md" || fail "home directory not written as ~"
 
 # run: traces in the output directory, one per process and rank; the exit status is the program's.
+# (Under the sanitizer suite the shim needs the ASan runtime first: run keeps it ahead of itself.)
+runcli() { env LD_PRELOAD="$ASAN_LIB" "$CLI" "$@"; }
 set +e
-"$CLI" run -q -o "$TMP/run1" -- sh -c 'exit 7'; rc=$?
+runcli run -q -o "$TMP/run1" -- sh -c 'exit 7'; rc=$?
 set -e
 assert_eq "$rc" 7 "run passes the exit status through"
-rc=$(bash -c '"$0" run -q -o "$1" -- sh -c "kill -SEGV \$\$"; echo $?' "$CLI" "$TMP/run2" 2>/dev/null)
-assert_eq "$rc" 139 "run dies of the program's signal"
-LD_LIBRARY_PATH="$FAKES" "$CLI" run -o "$TMP/run3" -- sh -c "RANK=0 ./load_libs cuda & RANK=1 ./load_libs cuda; wait" \
+rc=$(bash -c 'LD_PRELOAD="$2" "$0" run -q -o "$1" -- sh -c "kill -SEGV \$\$"; echo $?' "$CLI" "$TMP/run2" "$ASAN_LIB" 2>/dev/null)
+base=$(bash -c 'LD_PRELOAD="$0" sh -c "kill -SEGV \$\$"; echo $?' "$ASAN_LIB" 2>/dev/null)
+assert_eq "$rc" "$base" "run dies of the program's signal (139 without a sanitizer)"
+LD_LIBRARY_PATH="$FAKES" runcli run -o "$TMP/run3" -- sh -c "RANK=0 ./load_libs cuda & RANK=1 ./load_libs cuda; wait" \
     >/dev/null 2>"$TMP/run3.err" || fail "run of two ranks"
 ls "$TMP"/run3/cudashim-*-rank0-*.jsonl "$TMP"/run3/cudashim-*-rank1-*.jsonl >/dev/null || fail "one trace per rank: $(ls "$TMP/run3")"
 grep -q "ACROSS" "$TMP/run3.err" || fail "run prints the report of every process"
 # A CPU-only program under run: the no-cuda-loaded finding, exit status still the program's.
-"$CLI" run -o "$TMP/run4" -- true 2>"$TMP/run4.err" || fail "run true"
+runcli run -o "$TMP/run4" -- true 2>"$TMP/run4.err" || fail "run true"
 grep -q "no-cuda-loaded" "$TMP/run4.err" || { cat "$TMP/run4.err"; fail "run of a program that never loads CUDA"; }
 
 # Bad traces: garbage in the middle names file:line; a cut last line is tolerated; a newer format is refused.

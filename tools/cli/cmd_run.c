@@ -90,12 +90,27 @@ int cmd_run(int argc, char **argv)
     char absdir[PATH_MAX];
     if (!realpath(dir, absdir)) snprintf(absdir, sizeof absdir, "%s", dir);
 
-    /* The shim goes first in LD_PRELOAD; whatever the user preloads stays after it. */
+    /* The shim goes first in LD_PRELOAD, so it sees the program's calls before any other hook;
+     * only a sanitizer runtime, which must be first of all, stays ahead of it. */
     const char *old = getenv("LD_PRELOAD");
+    char *head = strdup(""), *tail = strdup("");
+    for (const char *s = old ? old : ""; *s;) {
+        size_t n = strcspn(s, ": ");
+        if (n) {
+            char *item = strndup(s, n), *next;
+            char **dst = strstr(item, "libasan") || strstr(item, "libtsan") || strstr(item, "libubsan") ||
+                                 strstr(item, "libclang_rt") ? &head : &tail;
+            if (asprintf(&next, "%s%s%s", *dst, **dst ? ":" : "", item) < 0) return EXIT_USAGE;
+            free(*dst), free(item);
+            *dst = next;
+        }
+        s += n;
+        s += strspn(s, ": ");
+    }
     char *preload;
-    if (asprintf(&preload, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "") < 0) return EXIT_USAGE;
+    if (asprintf(&preload, "%s%s%s%s%s", head, *head ? ":" : "", shim, *tail ? ":" : "", tail) < 0) return EXIT_USAGE;
     setenv("LD_PRELOAD", preload, 1);
-    free(preload);
+    free(preload), free(head), free(tail);
     setenv("CUDASHIM_TRACE_DIR", absdir, 1);
     if (!getenv("CUDASHIM_TRACE_FILE")) setenv("CUDASHIM_TRACE_FILE", "cudashim-%h-%R%p.jsonl", 1);
     if (!getenv("CUDASHIM_EXPECT_GPU")) setenv("CUDASHIM_EXPECT_GPU", "1", 1);
