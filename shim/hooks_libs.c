@@ -273,7 +273,7 @@ static void nccl_op(struct cs_thread *t, struct cs_event *ev, void *comm, uint64
                     int32_t peer, void *stream)
 {
     ev->arg = (uint64_t)(uintptr_t)comm;
-    struct cs_launch *l = &t->launch[ev->seq & t->ring->mask];
+    struct cs_launch *l = &t->launch[ev->seq & t->launch_mask];
     l->f = comm, l->stream = stream, l->ts = ev->ts, l->seq = ev->seq, l->kind = CS_LAUNCH_NCCL;
     l->count = count, l->grid[0] = dtype, l->grid[1] = (uint32_t)op, l->grid[2] = (uint32_t)peer, l->shmem = ev->api;
     struct cs_comm *cm = comm_of(comm, 1);

@@ -56,7 +56,7 @@ static struct cs_launch *record(struct cs_thread *t, struct cs_event *ev, void *
                                 uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint32_t shmem, void *stream)
 {
     ev->arg = (uint64_t)(uintptr_t)f;
-    struct cs_launch *l = &t->launch[ev->seq & t->ring->mask];
+    struct cs_launch *l = &t->launch[ev->seq & t->launch_mask];
     l->f = f, l->stream = stream, l->ts = ev->ts, l->seq = ev->seq;
     l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
     l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
@@ -68,7 +68,7 @@ static struct cs_launch *record(struct cs_thread *t, struct cs_event *ev, void *
 /* "kernel":"addk","grid":[4,1,1],"block":[256,1,1],"shared_mem":0,"stream":"0x0" */
 int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap)
 {
-    const struct cs_launch *l = &t->launch[ev->seq & t->ring->mask];
+    const struct cs_launch *l = &t->launch[ev->seq & t->launch_mask];
     if (l->seq != ev->seq || (uint64_t)(uintptr_t)l->f != ev->arg) return 0;
     char name[256];
     struct cs_buf b = { out, 0, cap - 1 };
@@ -171,8 +171,6 @@ static void after_launch(struct cs_thread *t, struct cs_event *ev, struct cs_lau
         if (ev->result == 1 || ev->result == 701 /* LAUNCH_OUT_OF_RESOURCES */) launch_reason(t, l);
         if (ev->result == 209 || ev->result == 222 || ev->result == 200 || ev->result == 218)
             cs_devcode_launch_failed(t, ev->result, l->f);
-    } else if (cs_unlikely(t->lossless)) {
-        /* ALL mode: the writer thread formats the launch from the side ring. */
     }
     if (cs_unlikely(cs_cfg.sync_launches != NULL)) sync_after(t, ev, l);
 }
@@ -230,7 +228,7 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
         uint64_t h = atomic_load_explicit(&th->ring->head, memory_order_acquire);
         uint64_t span = h < th->ring->mask + 1 ? h : th->ring->mask + 1;
         for (uint64_t i = h; i-- > h - span && n < 8;) {
-            const struct cs_launch *l = &th->launch[i & th->ring->mask];
+            const struct cs_launch *l = &th->launch[i & th->launch_mask];
             if (l->seq != (uint32_t)i || !l->f) continue;
             if (stream_known && l->stream != stream) continue;
             if (l->ts <= last_synced(l->stream) || l->ts > ev->ts) continue;

@@ -85,12 +85,17 @@ static struct cs_thread *thread_create(void)
         t = map(sizeof *t);
         struct cs_ring *r = map(sizeof *r + n * sizeof(struct cs_event));
         uint64_t *counts = map(2 * CS_API_TOTAL * sizeof(uint64_t));
-        struct cs_launch *launch = map(n * sizeof(struct cs_launch));
+        /* Default mode keeps the last 256 launches: enough for the suspects of an async error,
+         * and small enough to stay in L1 (a ring as long as the call ring costs a cache miss per
+         * launch). ALL mode needs one per event, for the writer. */
+        uint64_t nl = cs_cfg.trace_all ? n : 256;
+        struct cs_launch *launch = map(nl * sizeof(struct cs_launch));
         if (!t || !r || !counts || !launch)
             return NULL;  /* out of memory: this thread's calls pass through unrecorded */
         r->mask = n - 1;
         t->ring = r;
         t->launch = launch;
+        t->launch_mask = nl - 1;
         t->calls = counts;
         t->errors = counts + CS_API_TOTAL;
         struct cs_thread *head = atomic_load(&threads);

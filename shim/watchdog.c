@@ -1,5 +1,6 @@
 /* CUDASHIM_HANG_TIMEOUT=<seconds>: a thread that watches for calls that do not return in time
- * (a synchronize, ncclCommInitRank, a collective's completion: any wrapped call) and writes, for
+ * (a synchronize, ncclCommInitRank, a collective's completion: the driver's synchronising and
+ * key calls, and every cuDNN, NCCL and cuBLAS call) and writes, for
  * a stuck one, what every thread is inside, the last NCCL operations per communicator, and the
  * last launches. It reads the per-thread state and rings and nothing else: it never calls the
  * driver or a library, and never touches the program's state. A stuck call is reported again
@@ -26,6 +27,13 @@ static int _Atomic running;
 
 static double ticks_to_s(uint64_t ticks) { return (double)cs_dur_to_ns(ticks) / 1e9; }
 
+/* Only these wrappers record their entry time (the others are the hot path). */
+static int watched(int idx)
+{
+    struct cs_api *api = cs_api_of(idx);
+    return api && (api != &cs_api_cuda || (api->classes[idx - api->base] & (CS_CLASS_SYNC | CS_CLASS_KEY)));
+}
+
 static void put_threads(struct cs_buf *b, uint64_t now)
 {
     cs_put(b, "[");
@@ -35,11 +43,13 @@ static void put_threads(struct cs_buf *b, uint64_t now)
         if (!first) cs_put(b, ",");
         first = 0;
         cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
-        if (t->depth) {
+        if (t->depth && watched(t->current)) {
             char secs[32];
             snprintf(secs, sizeof secs, "%.1f", ticks_to_s(now - t->enter_ts));
             cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(t->current));
             cs_put(b, ",\"seconds\":"); cs_put(b, secs);
+        } else if (t->depth) {
+            cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(t->current));
         } else {
             uint64_t h = atomic_load(&t->ring->head);
             if (h) { cs_put(b, ",\"last_call\":"); cs_put_str(b, cs_api_name(t->ring->ev[(h - 1) & t->ring->mask].api)); }
@@ -87,7 +97,7 @@ static void put_launches(struct cs_buf *b)
     for (struct cs_thread *t = cs_thread_list(); t && n < 8; t = t->next) {
         uint64_t h = atomic_load(&t->ring->head), span = h < t->ring->mask + 1 ? h : t->ring->mask + 1;
         for (uint64_t i = h; i-- > h - span && n < 8;) {
-            const struct cs_launch *l = &t->launch[i & t->ring->mask];
+            const struct cs_launch *l = &t->launch[i & t->launch_mask];
             if (l->seq != (uint32_t)i || !l->f || l->kind == CS_LAUNCH_NCCL) continue;
             char name[256];
             if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
@@ -143,7 +153,7 @@ static void *watch(void *arg)
         nanosleep(&ts, NULL);
         uint64_t now = cs_ticks();
         for (struct cs_thread *t = cs_thread_list(); t; t = t->next) {
-            if (atomic_load(&t->dead) || !t->depth) continue;
+            if (atomic_load(&t->dead) || !t->depth || !watched(t->current)) continue;
             uint64_t entered = t->enter_ts;
             if (!entered || cs_dur_to_ns(now - entered) < timeout_ns) continue;
             /* once per stuck call, then again only after another full timeout */

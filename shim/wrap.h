@@ -88,7 +88,8 @@ struct cs_thread {
     int lossless;                /* ALL mode: never overwrite unwritten events */
     int _Atomic dead;
     struct cs_ring *ring;
-    struct cs_launch *launch;    /* [ring->mask + 1] */
+    struct cs_launch *launch;    /* [launch_mask + 1], indexed by the event's seq */
+    uint64_t launch_mask;
     uint64_t *calls;             /* [CS_API_TOTAL] */
     uint64_t *errors;            /* [CS_API_TOTAL] */
     uint64_t dropped;

@@ -290,9 +290,12 @@ FAKE_EXPORT uint32_t cuFuncGetName(const char **name, void *f)
 
 static uint32_t launch(void *f, uint32_t bx, uint32_t by, uint32_t bz)
 {
-    if (atomic_load(&sticky)) return (uint32_t)atomic_load(&sticky);
+    if (atomic_load_explicit(&sticky, memory_order_relaxed)) return (uint32_t)atomic_load(&sticky);
     if ((uint64_t)bx * by * bz > 1024) return 1;
-    const char *fault = getenv("FAKE_CUDA_FAULT_KERNEL");
+    static const char *fault;
+    static int looked;
+    if (!looked) fault = getenv("FAKE_CUDA_FAULT_KERNEL"), looked = 1;  /* the benchmark calls this in a loop */
+    if (!fault) return 0;
     struct fake_func *p = func_of(f);
     if (fault && p && !strcmp(p->name, fault)) atomic_store(&sticky, 700);
     return 0;

@@ -16,7 +16,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAsumEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAsumEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAsumEx)))) return real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAsumEx, via, (uint32_t)r, t0);
@@ -38,7 +38,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAsumEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAsumEx_64)))) return real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, via, (uint32_t)r, t0);
@@ -60,7 +60,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAxpyEx)))) return real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAxpyEx, via, (uint32_t)r, t0);
@@ -82,7 +82,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAxpyEx_64)))) return real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, via, (uint32_t)r, t0);
@@ -104,7 +104,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, via, (uint32_t)r, t0);
@@ -126,7 +126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, via, (uint32_t)r, t0);
@@ -148,7 +148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, via, (uint32_t)r, t0);
@@ -170,7 +170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, via, (uint32_t)r, t0);
@@ -192,7 +192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdgmm, via, (uint32_t)r, t0);
@@ -214,7 +214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, via, (uint32_t)r, t0);
@@ -236,7 +236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotc_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, via, (uint32_t)r, t0);
@@ -258,7 +258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotc_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, via, (uint32_t)r, t0);
@@ -280,7 +280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotu_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, via, (uint32_t)r, t0);
@@ -302,7 +302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotu_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, via, (uint32_t)r, t0);
@@ -324,7 +324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, via, (uint32_t)r, t0);
@@ -346,7 +346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, via, (uint32_t)r, t0);
@@ -368,7 +368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeam, via, (uint32_t)r, t0);
@@ -390,7 +390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeam_64, via, (uint32_t)r, t0);
@@ -412,7 +412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, via, (uint32_t)r, t0);
@@ -434,7 +434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3m)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3m, via, (uint32_t)r, t0);
@@ -456,7 +456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, via, (uint32_t)r, t0);
@@ -478,7 +478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, via, (uint32_t)r, t0);
@@ -500,7 +500,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, via, (uint32_t)r, t0);
@@ -522,7 +522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, via, (uint32_t)r, t0);
@@ -544,7 +544,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, via, (uint32_t)r, t0);
@@ -566,7 +566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, via, (uint32_t)r, t0);
@@ -588,7 +588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3m_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, via, (uint32_t)r, t0);
@@ -610,7 +610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, via, (uint32_t)r, t0);
@@ -632,7 +632,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, via, (uint32_t)r, t0);
@@ -654,7 +654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmEx, via, (uint32_t)r, t0);
@@ -676,7 +676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, via, (uint32_t)r, t0);
@@ -698,7 +698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, via, (uint32_t)r, t0);
@@ -720,7 +720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -742,7 +742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, via, (uint32_t)r, t0);
@@ -764,7 +764,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, via, (uint32_t)r, t0);
@@ -786,7 +786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, via, (uint32_t)r, t0);
@@ -808,7 +808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, via, (uint32_t)r, t0);
@@ -830,7 +830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, via, (uint32_t)r, t0);
@@ -852,7 +852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -874,7 +874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, via, (uint32_t)r, t0);
@@ -896,7 +896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, via, (uint32_t)r, t0);
@@ -918,7 +918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, via, (uint32_t)r, t0);
@@ -940,7 +940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgerc_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, via, (uint32_t)r, t0);
@@ -962,7 +962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgerc_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, via, (uint32_t)r, t0);
@@ -984,7 +984,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeru_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, via, (uint32_t)r, t0);
@@ -1006,7 +1006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeru_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, via, (uint32_t)r, t0);
@@ -1028,7 +1028,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, via, (uint32_t)r, t0);
@@ -1050,7 +1050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, via, (uint32_t)r, t0);
@@ -1072,7 +1072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, via, (uint32_t)r, t0);
@@ -1094,7 +1094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, via, (uint32_t)r, t0);
@@ -1116,7 +1116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, via, (uint32_t)r, t0);
@@ -1138,7 +1138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemm_v2, via, (uint32_t)r, t0);
@@ -1160,7 +1160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, via, (uint32_t)r, t0);
@@ -1182,7 +1182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemv_v2, via, (uint32_t)r, t0);
@@ -1204,7 +1204,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, via, (uint32_t)r, t0);
@@ -1226,7 +1226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2_v2, via, (uint32_t)r, t0);
@@ -1248,7 +1248,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, via, (uint32_t)r, t0);
@@ -1270,7 +1270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, via, (uint32_t)r, t0);
@@ -1292,7 +1292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, via, (uint32_t)r, t0);
@@ -1314,7 +1314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher_v2, via, (uint32_t)r, t0);
@@ -1336,7 +1336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, via, (uint32_t)r, t0);
@@ -1358,7 +1358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk3mEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, via, (uint32_t)r, t0);
@@ -1380,7 +1380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk3mEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, via, (uint32_t)r, t0);
@@ -1402,7 +1402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkEx, via, (uint32_t)r, t0);
@@ -1424,7 +1424,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, via, (uint32_t)r, t0);
@@ -1446,7 +1446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk_v2, via, (uint32_t)r, t0);
@@ -1468,7 +1468,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, via, (uint32_t)r, t0);
@@ -1490,7 +1490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkx, via, (uint32_t)r, t0);
@@ -1512,7 +1512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkx_64, via, (uint32_t)r, t0);
@@ -1534,7 +1534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, via, (uint32_t)r, t0);
@@ -1556,7 +1556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, via, (uint32_t)r, t0);
@@ -1578,7 +1578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, via, (uint32_t)r, t0);
@@ -1600,7 +1600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, via, (uint32_t)r, t0);
@@ -1622,7 +1622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr_v2, via, (uint32_t)r, t0);
@@ -1644,7 +1644,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, via, (uint32_t)r, t0);
@@ -1666,7 +1666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, via, (uint32_t)r, t0);
@@ -1688,7 +1688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCopyEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCopyEx)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCopyEx, via, (uint32_t)r, t0);
@@ -1710,7 +1710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCopyEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, via, (uint32_t)r, t0);
@@ -1733,7 +1733,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCreate_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCreate_v2)))) return real(handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCreate_v2, via, (uint32_t)r, t0);
@@ -1756,7 +1756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrot_v2, via, (uint32_t)r, t0);
@@ -1778,7 +1778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, via, (uint32_t)r, t0);
@@ -1800,7 +1800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, via, (uint32_t)r, t0);
@@ -1822,7 +1822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCscal_v2, via, (uint32_t)r, t0);
@@ -1844,7 +1844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, via, (uint32_t)r, t0);
@@ -1866,7 +1866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, via, (uint32_t)r, t0);
@@ -1888,7 +1888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, via, (uint32_t)r, t0);
@@ -1910,7 +1910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, via, (uint32_t)r, t0);
@@ -1932,7 +1932,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, via, (uint32_t)r, t0);
@@ -1954,7 +1954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCswap_v2, via, (uint32_t)r, t0);
@@ -1976,7 +1976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, via, (uint32_t)r, t0);
@@ -1998,7 +1998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, via, (uint32_t)r, t0);
@@ -2020,7 +2020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, via, (uint32_t)r, t0);
@@ -2042,7 +2042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, via, (uint32_t)r, t0);
@@ -2064,7 +2064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, via, (uint32_t)r, t0);
@@ -2086,7 +2086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, via, (uint32_t)r, t0);
@@ -2108,7 +2108,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, via, (uint32_t)r, t0);
@@ -2130,7 +2130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, via, (uint32_t)r, t0);
@@ -2152,7 +2152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -2174,7 +2174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, via, (uint32_t)r, t0);
@@ -2196,7 +2196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, via, (uint32_t)r, t0);
@@ -2218,7 +2218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk3mEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, via, (uint32_t)r, t0);
@@ -2240,7 +2240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk3mEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, via, (uint32_t)r, t0);
@@ -2262,7 +2262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, via, (uint32_t)r, t0);
@@ -2284,7 +2284,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, via, (uint32_t)r, t0);
@@ -2306,7 +2306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, via, (uint32_t)r, t0);
@@ -2328,7 +2328,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, via, (uint32_t)r, t0);
@@ -2350,7 +2350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkx, via, (uint32_t)r, t0);
@@ -2372,7 +2372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, via, (uint32_t)r, t0);
@@ -2394,7 +2394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, via, (uint32_t)r, t0);
@@ -2416,7 +2416,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, via, (uint32_t)r, t0);
@@ -2438,7 +2438,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, via, (uint32_t)r, t0);
@@ -2460,7 +2460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, via, (uint32_t)r, t0);
@@ -2482,7 +2482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, via, (uint32_t)r, t0);
@@ -2504,7 +2504,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, via, (uint32_t)r, t0);
@@ -2526,7 +2526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, via, (uint32_t)r, t0);
@@ -2548,7 +2548,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, via, (uint32_t)r, t0);
@@ -2570,7 +2570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpttr, via, (uint32_t)r, t0);
@@ -2592,7 +2592,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, via, (uint32_t)r, t0);
@@ -2614,7 +2614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, via, (uint32_t)r, t0);
@@ -2636,7 +2636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, via, (uint32_t)r, t0);
@@ -2658,7 +2658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, via, (uint32_t)r, t0);
@@ -2680,7 +2680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, via, (uint32_t)r, t0);
@@ -2702,7 +2702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, via, (uint32_t)r, t0);
@@ -2724,7 +2724,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, via, (uint32_t)r, t0);
@@ -2746,7 +2746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, via, (uint32_t)r, t0);
@@ -2768,7 +2768,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, via, (uint32_t)r, t0);
@@ -2790,7 +2790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, via, (uint32_t)r, t0);
@@ -2812,7 +2812,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrttp, via, (uint32_t)r, t0);
@@ -2834,7 +2834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDasum_v2, via, (uint32_t)r, t0);
@@ -2856,7 +2856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, via, (uint32_t)r, t0);
@@ -2878,7 +2878,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, via, (uint32_t)r, t0);
@@ -2900,7 +2900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, via, (uint32_t)r, t0);
@@ -2922,7 +2922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, via, (uint32_t)r, t0);
@@ -2944,7 +2944,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, via, (uint32_t)r, t0);
@@ -2966,7 +2966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdgmm, via, (uint32_t)r, t0);
@@ -2988,7 +2988,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, via, (uint32_t)r, t0);
@@ -3010,7 +3010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdot_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdot_v2, via, (uint32_t)r, t0);
@@ -3032,7 +3032,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdot_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, via, (uint32_t)r, t0);
@@ -3054,7 +3054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDestroy_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDestroy_v2)))) return real(handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, via, (uint32_t)r, t0);
@@ -3076,7 +3076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, via, (uint32_t)r, t0);
@@ -3098,7 +3098,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, via, (uint32_t)r, t0);
@@ -3120,7 +3120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeam, via, (uint32_t)r, t0);
@@ -3142,7 +3142,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeam_64, via, (uint32_t)r, t0);
@@ -3164,7 +3164,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, via, (uint32_t)r, t0);
@@ -3186,7 +3186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, via, (uint32_t)r, t0);
@@ -3208,7 +3208,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, via, (uint32_t)r, t0);
@@ -3230,7 +3230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmGroupedBatched)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, via, (uint32_t)r, t0);
@@ -3252,7 +3252,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmGroupedBatched_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, via, (uint32_t)r, t0);
@@ -3274,7 +3274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, via, (uint32_t)r, t0);
@@ -3296,7 +3296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -3318,7 +3318,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, via, (uint32_t)r, t0);
@@ -3340,7 +3340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, via, (uint32_t)r, t0);
@@ -3362,7 +3362,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, via, (uint32_t)r, t0);
@@ -3384,7 +3384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, via, (uint32_t)r, t0);
@@ -3406,7 +3406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, via, (uint32_t)r, t0);
@@ -3428,7 +3428,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -3450,7 +3450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, via, (uint32_t)r, t0);
@@ -3472,7 +3472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, via, (uint32_t)r, t0);
@@ -3494,7 +3494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, via, (uint32_t)r, t0);
@@ -3516,7 +3516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDger_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDger_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDger_v2, via, (uint32_t)r, t0);
@@ -3538,7 +3538,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDger_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, via, (uint32_t)r, t0);
@@ -3560,7 +3560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, via, (uint32_t)r, t0);
@@ -3582,7 +3582,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, via, (uint32_t)r, t0);
@@ -3604,7 +3604,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, via, (uint32_t)r, t0);
@@ -3626,7 +3626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, via, (uint32_t)r, t0);
@@ -3648,7 +3648,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, via, (uint32_t)r, t0);
@@ -3670,7 +3670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, via, (uint32_t)r, t0);
@@ -3692,7 +3692,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotEx)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotEx, via, (uint32_t)r, t0);
@@ -3714,7 +3714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotEx_64, via, (uint32_t)r, t0);
@@ -3736,7 +3736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotcEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotcEx)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotcEx, via, (uint32_t)r, t0);
@@ -3758,7 +3758,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotcEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, via, (uint32_t)r, t0);
@@ -3780,7 +3780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrot_v2, via, (uint32_t)r, t0);
@@ -3802,7 +3802,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, via, (uint32_t)r, t0);
@@ -3824,7 +3824,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, via, (uint32_t)r, t0);
@@ -3846,7 +3846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotm_v2)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, via, (uint32_t)r, t0);
@@ -3868,7 +3868,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotm_v2_64)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, via, (uint32_t)r, t0);
@@ -3890,7 +3890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotmg_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotmg_v2)))) return real(handle, d1, d2, x1, y1, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, via, (uint32_t)r, t0);
@@ -3912,7 +3912,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, via, (uint32_t)r, t0);
@@ -3934,7 +3934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, via, (uint32_t)r, t0);
@@ -3956,7 +3956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDscal_v2, via, (uint32_t)r, t0);
@@ -3978,7 +3978,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, via, (uint32_t)r, t0);
@@ -4000,7 +4000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, via, (uint32_t)r, t0);
@@ -4022,7 +4022,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, via, (uint32_t)r, t0);
@@ -4044,7 +4044,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, via, (uint32_t)r, t0);
@@ -4066,7 +4066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, via, (uint32_t)r, t0);
@@ -4088,7 +4088,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr_v2, via, (uint32_t)r, t0);
@@ -4110,7 +4110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, via, (uint32_t)r, t0);
@@ -4132,7 +4132,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDswap_v2, via, (uint32_t)r, t0);
@@ -4154,7 +4154,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, via, (uint32_t)r, t0);
@@ -4176,7 +4176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, via, (uint32_t)r, t0);
@@ -4198,7 +4198,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, via, (uint32_t)r, t0);
@@ -4220,7 +4220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, via, (uint32_t)r, t0);
@@ -4242,7 +4242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, via, (uint32_t)r, t0);
@@ -4264,7 +4264,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, via, (uint32_t)r, t0);
@@ -4286,7 +4286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, via, (uint32_t)r, t0);
@@ -4308,7 +4308,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, via, (uint32_t)r, t0);
@@ -4330,7 +4330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -4352,7 +4352,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, via, (uint32_t)r, t0);
@@ -4374,7 +4374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, via, (uint32_t)r, t0);
@@ -4396,7 +4396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, via, (uint32_t)r, t0);
@@ -4418,7 +4418,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, via, (uint32_t)r, t0);
@@ -4440,7 +4440,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrkx, via, (uint32_t)r, t0);
@@ -4462,7 +4462,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, via, (uint32_t)r, t0);
@@ -4484,7 +4484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, via, (uint32_t)r, t0);
@@ -4506,7 +4506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, via, (uint32_t)r, t0);
@@ -4528,7 +4528,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, via, (uint32_t)r, t0);
@@ -4550,7 +4550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, via, (uint32_t)r, t0);
@@ -4572,7 +4572,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, via, (uint32_t)r, t0);
@@ -4594,7 +4594,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, via, (uint32_t)r, t0);
@@ -4616,7 +4616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, via, (uint32_t)r, t0);
@@ -4638,7 +4638,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, via, (uint32_t)r, t0);
@@ -4660,7 +4660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpttr, via, (uint32_t)r, t0);
@@ -4682,7 +4682,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, via, (uint32_t)r, t0);
@@ -4704,7 +4704,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, via, (uint32_t)r, t0);
@@ -4726,7 +4726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, via, (uint32_t)r, t0);
@@ -4748,7 +4748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, via, (uint32_t)r, t0);
@@ -4770,7 +4770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, via, (uint32_t)r, t0);
@@ -4792,7 +4792,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, via, (uint32_t)r, t0);
@@ -4814,7 +4814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, via, (uint32_t)r, t0);
@@ -4836,7 +4836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, via, (uint32_t)r, t0);
@@ -4858,7 +4858,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, via, (uint32_t)r, t0);
@@ -4880,7 +4880,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, via, (uint32_t)r, t0);
@@ -4902,7 +4902,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrttp, via, (uint32_t)r, t0);
@@ -4924,7 +4924,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDzasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, via, (uint32_t)r, t0);
@@ -4946,7 +4946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDzasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, via, (uint32_t)r, t0);
@@ -4968,7 +4968,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDznrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, via, (uint32_t)r, t0);
@@ -4990,7 +4990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDznrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, via, (uint32_t)r, t0);
@@ -5012,7 +5012,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmBatchedEx)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, via, (uint32_t)r, t0);
@@ -5034,7 +5034,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx_6
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmBatchedEx_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, via, (uint32_t)r, t0);
@@ -5056,7 +5056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx, via, (uint32_t)r, t0);
@@ -5078,7 +5078,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, via, (uint32_t)r, t0);
@@ -5100,7 +5100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmGroupedBatchedEx)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, via, (uint32_t)r, t0);
@@ -5122,7 +5122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmGroupedBatchedEx_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, via, (uint32_t)r, t0);
@@ -5144,7 +5144,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmStridedBatchedEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, via, (uint32_t)r, t0);
@@ -5166,7 +5166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmStridedBatchedEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via, (uint32_t)r, t0);
@@ -5188,7 +5188,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetAtomicsMode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetAtomicsMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, via, (uint32_t)r, t0);
@@ -5210,7 +5210,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cublasGetCudartVersio
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetCudartVersion)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, via, 0, t0);
@@ -5232,7 +5232,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationSpe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetEmulationSpecialValuesSupport)))) return real(handle, mask);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mask);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, via, (uint32_t)r, t0);
@@ -5254,7 +5254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationStr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetEmulationStrategy)))) return real(handle, emulationStrategy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, emulationStrategy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, via, (uint32_t)r, t0);
@@ -5276,7 +5276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer)))) return real(handle, mantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, t0);
@@ -5298,7 +5298,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset)))) return real(handle, mantissaBitOffset);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitOffset);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, t0);
@@ -5320,7 +5320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl)))) return real(handle, mantissaControl);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaControl);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, via, (uint32_t)r, t0);
@@ -5342,7 +5342,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount)))) return real(handle, maxMantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, maxMantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, t0);
@@ -5364,7 +5364,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetLoggerCallba
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetLoggerCallback)))) return real(userCallback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(userCallback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, via, (uint32_t)r, t0);
@@ -5386,7 +5386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMathMode(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMathMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMathMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMathMode, via, (uint32_t)r, t0);
@@ -5408,7 +5408,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrix)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrix, via, (uint32_t)r, t0);
@@ -5430,7 +5430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrixAsync)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, via, (uint32_t)r, t0);
@@ -5452,7 +5452,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrixAsync_64)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, via, (uint32_t)r, t0);
@@ -5474,7 +5474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrix_64)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, via, (uint32_t)r, t0);
@@ -5496,7 +5496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetPointerMode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetPointerMode_v2)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, via, (uint32_t)r, t0);
@@ -5518,7 +5518,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetProperty(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetProperty, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetProperty)))) return real(type, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(type, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetProperty, via, (uint32_t)r, t0);
@@ -5540,7 +5540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetSmCountTarge
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetSmCountTarget)))) return real(handle, smCountTarget);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, smCountTarget);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, via, (uint32_t)r, t0);
@@ -5562,7 +5562,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusName(uin
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStatusName, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStatusName)))) return real(status);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStatusName, via, 0, t0);
@@ -5584,7 +5584,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusString(u
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStatusString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStatusString)))) return real(status);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStatusString, via, 0, t0);
@@ -5606,7 +5606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetStream_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStream_v2)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, via, (uint32_t)r, t0);
@@ -5628,7 +5628,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVector, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVector)))) return real(n, elemSize, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVector, via, (uint32_t)r, t0);
@@ -5650,7 +5650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVectorAsync)))) return real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, via, (uint32_t)r, t0);
@@ -5672,7 +5672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVectorAsync_64)))) return real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, via, (uint32_t)r, t0);
@@ -5694,7 +5694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVector_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVector_64)))) return real(n, elemSize, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVector_64, via, (uint32_t)r, t0);
@@ -5716,7 +5716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVersion_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVersion_v2)))) return real(handle, version);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, via, (uint32_t)r, t0);
@@ -5738,7 +5738,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIamaxEx)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIamaxEx, via, (uint32_t)r, t0);
@@ -5760,7 +5760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIamaxEx_64)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, via, (uint32_t)r, t0);
@@ -5782,7 +5782,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIaminEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIaminEx)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIaminEx, via, (uint32_t)r, t0);
@@ -5804,7 +5804,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIaminEx_64)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, via, (uint32_t)r, t0);
@@ -5826,7 +5826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, via, (uint32_t)r, t0);
@@ -5848,7 +5848,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, via, (uint32_t)r, t0);
@@ -5870,7 +5870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, via, (uint32_t)r, t0);
@@ -5892,7 +5892,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, via, (uint32_t)r, t0);
@@ -5914,7 +5914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, via, (uint32_t)r, t0);
@@ -5936,7 +5936,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, via, (uint32_t)r, t0);
@@ -5958,7 +5958,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, via, (uint32_t)r, t0);
@@ -5980,7 +5980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, via, (uint32_t)r, t0);
@@ -6002,7 +6002,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, via, (uint32_t)r, t0);
@@ -6024,7 +6024,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, via, (uint32_t)r, t0);
@@ -6046,7 +6046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, via, (uint32_t)r, t0);
@@ -6068,7 +6068,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, via, (uint32_t)r, t0);
@@ -6090,7 +6090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, via, (uint32_t)r, t0);
@@ -6112,7 +6112,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, via, (uint32_t)r, t0);
@@ -6134,7 +6134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, via, (uint32_t)r, t0);
@@ -6156,7 +6156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, via, (uint32_t)r, t0);
@@ -6178,7 +6178,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLoggerConfigure
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasLoggerConfigure)))) return real(logIsOn, logToStdOut, logToStdErr, logFileName);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(logIsOn, logToStdOut, logToStdErr, logFileName);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, via, (uint32_t)r, t0);
@@ -6200,7 +6200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasNrm2Ex)))) return real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, via, (uint32_t)r, t0);
@@ -6222,7 +6222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasNrm2Ex_64)))) return real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, via, (uint32_t)r, t0);
@@ -6244,7 +6244,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotEx)))) return real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotEx, via, (uint32_t)r, t0);
@@ -6266,7 +6266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotEx_64, via, (uint32_t)r, t0);
@@ -6288,7 +6288,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotgEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotgEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotgEx)))) return real(handle, a, b, abType, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, abType, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotgEx, via, (uint32_t)r, t0);
@@ -6310,7 +6310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmEx)))) return real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmEx, via, (uint32_t)r, t0);
@@ -6332,7 +6332,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, via, (uint32_t)r, t0);
@@ -6354,7 +6354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmgEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmgEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmgEx)))) return real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmgEx, via, (uint32_t)r, t0);
@@ -6376,7 +6376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSasum_v2, via, (uint32_t)r, t0);
@@ -6398,7 +6398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, via, (uint32_t)r, t0);
@@ -6420,7 +6420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, via, (uint32_t)r, t0);
@@ -6442,7 +6442,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, via, (uint32_t)r, t0);
@@ -6464,7 +6464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScalEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScalEx)))) return real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScalEx, via, (uint32_t)r, t0);
@@ -6486,7 +6486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScalEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScalEx_64)))) return real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScalEx_64, via, (uint32_t)r, t0);
@@ -6508,7 +6508,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScasum_v2, via, (uint32_t)r, t0);
@@ -6530,7 +6530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, via, (uint32_t)r, t0);
@@ -6552,7 +6552,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, via, (uint32_t)r, t0);
@@ -6574,7 +6574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, via, (uint32_t)r, t0);
@@ -6596,7 +6596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScopy_v2, via, (uint32_t)r, t0);
@@ -6618,7 +6618,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, via, (uint32_t)r, t0);
@@ -6640,7 +6640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdgmm, via, (uint32_t)r, t0);
@@ -6662,7 +6662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, via, (uint32_t)r, t0);
@@ -6684,7 +6684,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdot_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdot_v2, via, (uint32_t)r, t0);
@@ -6706,7 +6706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdot_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, via, (uint32_t)r, t0);
@@ -6728,7 +6728,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetAtomicsMode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetAtomicsMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, via, (uint32_t)r, t0);
@@ -6750,7 +6750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationSpe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetEmulationSpecialValuesSupport)))) return real(handle, mask);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mask);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, via, (uint32_t)r, t0);
@@ -6772,7 +6772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationStr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetEmulationStrategy)))) return real(handle, emulationStrategy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, emulationStrategy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, via, (uint32_t)r, t0);
@@ -6794,7 +6794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer)))) return real(handle, mantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, t0);
@@ -6816,7 +6816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset)))) return real(handle, mantissaBitOffset);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitOffset);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, t0);
@@ -6838,7 +6838,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl)))) return real(handle, mantissaControl);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaControl);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, via, (uint32_t)r, t0);
@@ -6860,7 +6860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount)))) return real(handle, maxMantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, maxMantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, t0);
@@ -6882,7 +6882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetLoggerCallba
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetLoggerCallback)))) return real(userCallback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(userCallback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, via, (uint32_t)r, t0);
@@ -6905,7 +6905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMathMode(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMathMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMathMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMathMode, via, (uint32_t)r, t0);
@@ -6928,7 +6928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrix)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrix, via, (uint32_t)r, t0);
@@ -6950,7 +6950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrixAsync)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, via, (uint32_t)r, t0);
@@ -6972,7 +6972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrixAsync_64)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, via, (uint32_t)r, t0);
@@ -6994,7 +6994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrix_64)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, via, (uint32_t)r, t0);
@@ -7016,7 +7016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetPointerMode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetPointerMode_v2)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, via, (uint32_t)r, t0);
@@ -7038,7 +7038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetSmCountTarge
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetSmCountTarget)))) return real(handle, smCountTarget);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, smCountTarget);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, via, (uint32_t)r, t0);
@@ -7060,7 +7060,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetStream_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetStream_v2)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, via, (uint32_t)r, t0);
@@ -7082,7 +7082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVector, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVector)))) return real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVector, via, (uint32_t)r, t0);
@@ -7104,7 +7104,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVectorAsync)))) return real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, via, (uint32_t)r, t0);
@@ -7126,7 +7126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVectorAsync_64)))) return real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, via, (uint32_t)r, t0);
@@ -7148,7 +7148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVector_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVector_64)))) return real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVector_64, via, (uint32_t)r, t0);
@@ -7170,7 +7170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetWorkspace_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetWorkspace_v2)))) return real(handle, workspace, workspaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, workspace, workspaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, via, (uint32_t)r, t0);
@@ -7192,7 +7192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, via, (uint32_t)r, t0);
@@ -7214,7 +7214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, via, (uint32_t)r, t0);
@@ -7236,7 +7236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeam, via, (uint32_t)r, t0);
@@ -7258,7 +7258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeam_64, via, (uint32_t)r, t0);
@@ -7280,7 +7280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, via, (uint32_t)r, t0);
@@ -7302,7 +7302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, via, (uint32_t)r, t0);
@@ -7324,7 +7324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, via, (uint32_t)r, t0);
@@ -7346,7 +7346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmEx, via, (uint32_t)r, t0);
@@ -7368,7 +7368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, via, (uint32_t)r, t0);
@@ -7390,7 +7390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmGroupedBatched)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, via, (uint32_t)r, t0);
@@ -7412,7 +7412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmGroupedBatched_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, via, (uint32_t)r, t0);
@@ -7434,7 +7434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, via, (uint32_t)r, t0);
@@ -7456,7 +7456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -7478,7 +7478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, via, (uint32_t)r, t0);
@@ -7500,7 +7500,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, via, (uint32_t)r, t0);
@@ -7522,7 +7522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, via, (uint32_t)r, t0);
@@ -7544,7 +7544,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, via, (uint32_t)r, t0);
@@ -7566,7 +7566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, via, (uint32_t)r, t0);
@@ -7588,7 +7588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -7610,7 +7610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, via, (uint32_t)r, t0);
@@ -7632,7 +7632,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, via, (uint32_t)r, t0);
@@ -7654,7 +7654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, via, (uint32_t)r, t0);
@@ -7676,7 +7676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSger_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSger_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSger_v2, via, (uint32_t)r, t0);
@@ -7698,7 +7698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSger_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, via, (uint32_t)r, t0);
@@ -7720,7 +7720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, via, (uint32_t)r, t0);
@@ -7742,7 +7742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, via, (uint32_t)r, t0);
@@ -7764,7 +7764,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, via, (uint32_t)r, t0);
@@ -7786,7 +7786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, via, (uint32_t)r, t0);
@@ -7808,7 +7808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, via, (uint32_t)r, t0);
@@ -7830,7 +7830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, via, (uint32_t)r, t0);
@@ -7852,7 +7852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrot_v2, via, (uint32_t)r, t0);
@@ -7874,7 +7874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, via, (uint32_t)r, t0);
@@ -7896,7 +7896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, via, (uint32_t)r, t0);
@@ -7918,7 +7918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotm_v2)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, via, (uint32_t)r, t0);
@@ -7940,7 +7940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotm_v2_64)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, via, (uint32_t)r, t0);
@@ -7962,7 +7962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotmg_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotmg_v2)))) return real(handle, d1, d2, x1, y1, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, via, (uint32_t)r, t0);
@@ -7984,7 +7984,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, via, (uint32_t)r, t0);
@@ -8006,7 +8006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, via, (uint32_t)r, t0);
@@ -8028,7 +8028,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSscal_v2, via, (uint32_t)r, t0);
@@ -8050,7 +8050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, via, (uint32_t)r, t0);
@@ -8072,7 +8072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, via, (uint32_t)r, t0);
@@ -8094,7 +8094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, via, (uint32_t)r, t0);
@@ -8116,7 +8116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, via, (uint32_t)r, t0);
@@ -8138,7 +8138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, via, (uint32_t)r, t0);
@@ -8160,7 +8160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr_v2, via, (uint32_t)r, t0);
@@ -8182,7 +8182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, via, (uint32_t)r, t0);
@@ -8204,7 +8204,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSswap_v2, via, (uint32_t)r, t0);
@@ -8226,7 +8226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, via, (uint32_t)r, t0);
@@ -8248,7 +8248,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, via, (uint32_t)r, t0);
@@ -8270,7 +8270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, via, (uint32_t)r, t0);
@@ -8292,7 +8292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, via, (uint32_t)r, t0);
@@ -8314,7 +8314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, via, (uint32_t)r, t0);
@@ -8336,7 +8336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, via, (uint32_t)r, t0);
@@ -8358,7 +8358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, via, (uint32_t)r, t0);
@@ -8380,7 +8380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, via, (uint32_t)r, t0);
@@ -8402,7 +8402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -8424,7 +8424,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, via, (uint32_t)r, t0);
@@ -8446,7 +8446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, via, (uint32_t)r, t0);
@@ -8468,7 +8468,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, via, (uint32_t)r, t0);
@@ -8490,7 +8490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, via, (uint32_t)r, t0);
@@ -8512,7 +8512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrkx, via, (uint32_t)r, t0);
@@ -8534,7 +8534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, via, (uint32_t)r, t0);
@@ -8556,7 +8556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, via, (uint32_t)r, t0);
@@ -8578,7 +8578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, via, (uint32_t)r, t0);
@@ -8600,7 +8600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, via, (uint32_t)r, t0);
@@ -8622,7 +8622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, via, (uint32_t)r, t0);
@@ -8644,7 +8644,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, via, (uint32_t)r, t0);
@@ -8666,7 +8666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, via, (uint32_t)r, t0);
@@ -8688,7 +8688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, via, (uint32_t)r, t0);
@@ -8710,7 +8710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, via, (uint32_t)r, t0);
@@ -8732,7 +8732,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpttr, via, (uint32_t)r, t0);
@@ -8754,7 +8754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, via, (uint32_t)r, t0);
@@ -8776,7 +8776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, via, (uint32_t)r, t0);
@@ -8798,7 +8798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, via, (uint32_t)r, t0);
@@ -8820,7 +8820,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, via, (uint32_t)r, t0);
@@ -8842,7 +8842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, via, (uint32_t)r, t0);
@@ -8864,7 +8864,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, via, (uint32_t)r, t0);
@@ -8886,7 +8886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, via, (uint32_t)r, t0);
@@ -8908,7 +8908,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, via, (uint32_t)r, t0);
@@ -8930,7 +8930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, via, (uint32_t)r, t0);
@@ -8952,7 +8952,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, via, (uint32_t)r, t0);
@@ -8974,7 +8974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrttp, via, (uint32_t)r, t0);
@@ -8996,7 +8996,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSwapEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSwapEx)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSwapEx, via, (uint32_t)r, t0);
@@ -9018,7 +9018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSwapEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, via, (uint32_t)r, t0);
@@ -9040,7 +9040,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasUint8gemmBias(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasUint8gemmBias)))) return real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, via, (uint32_t)r, t0);
@@ -9062,7 +9062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, via, (uint32_t)r, t0);
@@ -9084,7 +9084,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, via, (uint32_t)r, t0);
@@ -9106,7 +9106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, via, (uint32_t)r, t0);
@@ -9128,7 +9128,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, via, (uint32_t)r, t0);
@@ -9150,7 +9150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdgmm, via, (uint32_t)r, t0);
@@ -9172,7 +9172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, via, (uint32_t)r, t0);
@@ -9194,7 +9194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotc_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, via, (uint32_t)r, t0);
@@ -9216,7 +9216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotc_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, via, (uint32_t)r, t0);
@@ -9238,7 +9238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotu_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, via, (uint32_t)r, t0);
@@ -9260,7 +9260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotu_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, via, (uint32_t)r, t0);
@@ -9282,7 +9282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, via, (uint32_t)r, t0);
@@ -9304,7 +9304,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, via, (uint32_t)r, t0);
@@ -9326,7 +9326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, via, (uint32_t)r, t0);
@@ -9348,7 +9348,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, via, (uint32_t)r, t0);
@@ -9370,7 +9370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, via, (uint32_t)r, t0);
@@ -9392,7 +9392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, via, (uint32_t)r, t0);
@@ -9414,7 +9414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeam, via, (uint32_t)r, t0);
@@ -9436,7 +9436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeam_64, via, (uint32_t)r, t0);
@@ -9458,7 +9458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, via, (uint32_t)r, t0);
@@ -9480,7 +9480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm3m)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm3m, via, (uint32_t)r, t0);
@@ -9502,7 +9502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm3m_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, via, (uint32_t)r, t0);
@@ -9524,7 +9524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, via, (uint32_t)r, t0);
@@ -9546,7 +9546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, via, (uint32_t)r, t0);
@@ -9568,7 +9568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, via, (uint32_t)r, t0);
@@ -9590,7 +9590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -9612,7 +9612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, via, (uint32_t)r, t0);
@@ -9634,7 +9634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, via, (uint32_t)r, t0);
@@ -9656,7 +9656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, via, (uint32_t)r, t0);
@@ -9678,7 +9678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, via, (uint32_t)r, t0);
@@ -9700,7 +9700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, via, (uint32_t)r, t0);
@@ -9722,7 +9722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -9744,7 +9744,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, via, (uint32_t)r, t0);
@@ -9766,7 +9766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, via, (uint32_t)r, t0);
@@ -9788,7 +9788,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, via, (uint32_t)r, t0);
@@ -9810,7 +9810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgerc_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, via, (uint32_t)r, t0);
@@ -9832,7 +9832,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgerc_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, via, (uint32_t)r, t0);
@@ -9854,7 +9854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeru_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, via, (uint32_t)r, t0);
@@ -9876,7 +9876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeru_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, via, (uint32_t)r, t0);
@@ -9898,7 +9898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, via, (uint32_t)r, t0);
@@ -9920,7 +9920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, via, (uint32_t)r, t0);
@@ -9942,7 +9942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, via, (uint32_t)r, t0);
@@ -9964,7 +9964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, via, (uint32_t)r, t0);
@@ -9986,7 +9986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, via, (uint32_t)r, t0);
@@ -10008,7 +10008,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, via, (uint32_t)r, t0);
@@ -10030,7 +10030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, via, (uint32_t)r, t0);
@@ -10052,7 +10052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, via, (uint32_t)r, t0);
@@ -10074,7 +10074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, via, (uint32_t)r, t0);
@@ -10096,7 +10096,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2_v2, via, (uint32_t)r, t0);
@@ -10118,7 +10118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, via, (uint32_t)r, t0);
@@ -10140,7 +10140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, via, (uint32_t)r, t0);
@@ -10162,7 +10162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, via, (uint32_t)r, t0);
@@ -10184,7 +10184,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher_v2, via, (uint32_t)r, t0);
@@ -10206,7 +10206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, via, (uint32_t)r, t0);
@@ -10228,7 +10228,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherk_v2, via, (uint32_t)r, t0);
@@ -10250,7 +10250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, via, (uint32_t)r, t0);
@@ -10272,7 +10272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherkx, via, (uint32_t)r, t0);
@@ -10294,7 +10294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherkx_64, via, (uint32_t)r, t0);
@@ -10316,7 +10316,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, via, (uint32_t)r, t0);
@@ -10338,7 +10338,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, via, (uint32_t)r, t0);
@@ -10360,7 +10360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, via, (uint32_t)r, t0);
@@ -10382,7 +10382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, via, (uint32_t)r, t0);
@@ -10404,7 +10404,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, via, (uint32_t)r, t0);
@@ -10426,7 +10426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, via, (uint32_t)r, t0);
@@ -10448,7 +10448,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, via, (uint32_t)r, t0);
@@ -10470,7 +10470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrot_v2, via, (uint32_t)r, t0);
@@ -10492,7 +10492,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, via, (uint32_t)r, t0);
@@ -10514,7 +10514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, via, (uint32_t)r, t0);
@@ -10536,7 +10536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZscal_v2, via, (uint32_t)r, t0);
@@ -10558,7 +10558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, via, (uint32_t)r, t0);
@@ -10580,7 +10580,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZswap_v2, via, (uint32_t)r, t0);
@@ -10602,7 +10602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, via, (uint32_t)r, t0);
@@ -10624,7 +10624,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, via, (uint32_t)r, t0);
@@ -10646,7 +10646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, via, (uint32_t)r, t0);
@@ -10668,7 +10668,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, via, (uint32_t)r, t0);
@@ -10690,7 +10690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, via, (uint32_t)r, t0);
@@ -10712,7 +10712,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, via, (uint32_t)r, t0);
@@ -10734,7 +10734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, via, (uint32_t)r, t0);
@@ -10756,7 +10756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, via, (uint32_t)r, t0);
@@ -10778,7 +10778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -10800,7 +10800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, via, (uint32_t)r, t0);
@@ -10822,7 +10822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, via, (uint32_t)r, t0);
@@ -10844,7 +10844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, via, (uint32_t)r, t0);
@@ -10866,7 +10866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, via, (uint32_t)r, t0);
@@ -10888,7 +10888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrkx, via, (uint32_t)r, t0);
@@ -10910,7 +10910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, via, (uint32_t)r, t0);
@@ -10932,7 +10932,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, via, (uint32_t)r, t0);
@@ -10954,7 +10954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, via, (uint32_t)r, t0);
@@ -10976,7 +10976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, via, (uint32_t)r, t0);
@@ -10998,7 +10998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, via, (uint32_t)r, t0);
@@ -11020,7 +11020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, via, (uint32_t)r, t0);
@@ -11042,7 +11042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, via, (uint32_t)r, t0);
@@ -11064,7 +11064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, via, (uint32_t)r, t0);
@@ -11086,7 +11086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, via, (uint32_t)r, t0);
@@ -11108,7 +11108,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpttr, via, (uint32_t)r, t0);
@@ -11130,7 +11130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, via, (uint32_t)r, t0);
@@ -11152,7 +11152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, via, (uint32_t)r, t0);
@@ -11174,7 +11174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, via, (uint32_t)r, t0);
@@ -11196,7 +11196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, via, (uint32_t)r, t0);
@@ -11218,7 +11218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, via, (uint32_t)r, t0);
@@ -11240,7 +11240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, via, (uint32_t)r, t0);
@@ -11262,7 +11262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, via, (uint32_t)r, t0);
@@ -11284,7 +11284,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, via, (uint32_t)r, t0);
@@ -11306,7 +11306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, via, (uint32_t)r, t0);
@@ -11328,7 +11328,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, via, (uint32_t)r, t0);
@@ -11350,7 +11350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrttp, via, (uint32_t)r, t0);

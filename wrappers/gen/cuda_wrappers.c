@@ -18,7 +18,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DCreate(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DCreate)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DCreate, via, (uint32_t)r, t0);
@@ -38,7 +37,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DCreate_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DCreate_v2)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DCreate_v2, via, (uint32_t)r, t0);
@@ -58,7 +56,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DGetDescripto
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DGetDescriptor)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor, via, (uint32_t)r, t0);
@@ -78,7 +75,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArray3DGetDescripto
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArray3DGetDescriptor_v2)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2, via, (uint32_t)r, t0);
@@ -98,7 +94,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayCreate(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayCreate)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayCreate, via, (uint32_t)r, t0);
@@ -118,7 +113,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayCreate_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayCreate_v2)))) return real(pHandle, pAllocateArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pAllocateArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayCreate_v2, via, (uint32_t)r, t0);
@@ -138,7 +132,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayDestroy(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayDestroy)))) return real(hArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayDestroy, via, (uint32_t)r, t0);
@@ -158,7 +151,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetDescriptor(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetDescriptor)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetDescriptor, via, (uint32_t)r, t0);
@@ -178,7 +170,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetDescriptor_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetDescriptor_v2)))) return real(pArrayDescriptor, hArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArrayDescriptor, hArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2, via, (uint32_t)r, t0);
@@ -198,7 +189,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetMemoryRequi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetMemoryRequirements)))) return real(memoryRequirements, array, device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(memoryRequirements, array, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements, via, (uint32_t)r, t0);
@@ -218,7 +208,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetPlane(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetPlane, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetPlane)))) return real(pPlaneArray, hArray, planeIdx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pPlaneArray, hArray, planeIdx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetPlane, via, (uint32_t)r, t0);
@@ -238,7 +227,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuArrayGetSparsePrope
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuArrayGetSparseProperties)))) return real(sparseProperties, array);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sparseProperties, array);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties, via, (uint32_t)r, t0);
@@ -258,7 +246,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessCh
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessCheckpoint)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint, via, (uint32_t)r, t0);
@@ -278,7 +265,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessGe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessGetRestoreThreadId)))) return real(pid, tid);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, tid);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId, via, (uint32_t)r, t0);
@@ -298,7 +284,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessGe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessGetState)))) return real(pid, state);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, state);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState, via, (uint32_t)r, t0);
@@ -318,7 +303,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessLo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessLock)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessLock, via, (uint32_t)r, t0);
@@ -338,7 +322,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessRe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessRestore)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore, via, (uint32_t)r, t0);
@@ -358,7 +341,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCheckpointProcessUn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCheckpointProcessUnlock)))) return real(pid, args);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pid, args);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock, via, (uint32_t)r, t0);
@@ -378,7 +360,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpGetAttribute)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute, via, (uint32_t)r, t0);
@@ -398,7 +379,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpGetAttributeGlobal)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal, via, (uint32_t)r, t0);
@@ -418,7 +398,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpSetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpSetAttribute)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute, via, (uint32_t)r, t0);
@@ -438,7 +417,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCoredumpSetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCoredumpSetAttributeGlobal)))) return real(attrib, value, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, value, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal, via, (uint32_t)r, t0);
@@ -458,7 +436,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxAttach(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxAttach, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxAttach)))) return real(pctx, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxAttach, via, (uint32_t)r, t0);
@@ -478,7 +455,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate)))) return real(pctx, flags, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate, via, (uint32_t)r, t0);
@@ -498,7 +474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v2)))) return real(pctx, flags, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via, (uint32_t)r, t0);
@@ -518,7 +494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v3(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v3)))) return real(pctx, paramsArray, numParams, flags, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, paramsArray, numParams, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v3, via, (uint32_t)r, t0);
@@ -538,7 +514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v4(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v4)))) return real(pctx, ctxCreateParams, flags, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, ctxCreateParams, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via, (uint32_t)r, t0);
@@ -558,7 +534,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDestroy(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDestroy)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDestroy, via, (uint32_t)r, t0);
@@ -578,7 +553,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDestroy_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDestroy_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDestroy_v2, via, (uint32_t)r, t0);
@@ -598,7 +572,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDetach(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDetach, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDetach)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDetach, via, (uint32_t)r, t0);
@@ -618,7 +591,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxDisablePeerAcces
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxDisablePeerAccess)))) return real(peerContext);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(peerContext);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess, via, (uint32_t)r, t0);
@@ -638,7 +610,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxEnablePeerAccess
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxEnablePeerAccess)))) return real(peerContext, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(peerContext, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess, via, (uint32_t)r, t0);
@@ -658,7 +629,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxFromGreenCtx(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxFromGreenCtx)))) return real(pContext, hCtx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pContext, hCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx, via, (uint32_t)r, t0);
@@ -678,7 +648,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetApiVersion(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetApiVersion)))) return real(ctx, version);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx, version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetApiVersion, via, (uint32_t)r, t0);
@@ -698,7 +667,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetCacheConfig(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetCacheConfig)))) return real(pconfig);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pconfig);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig, via, (uint32_t)r, t0);
@@ -718,7 +686,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetCurrent(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetCurrent)))) return real(pctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetCurrent, via, (uint32_t)r, t0);
@@ -738,7 +705,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevResource(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevResource)))) return real(hCtx, resource, type);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, resource, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetDevResource, via, (uint32_t)r, t0);
@@ -758,7 +724,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevice(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevice)))) return real(device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetDevice, via, (uint32_t)r, t0);
@@ -778,7 +743,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetDevice_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetDevice_v2)))) return real(device, ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2, via, (uint32_t)r, t0);
@@ -798,7 +762,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetExecAffinity(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetExecAffinity)))) return real(pExecAffinity, type);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pExecAffinity, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity, via, (uint32_t)r, t0);
@@ -818,7 +781,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetFlags(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetFlags)))) return real(flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetFlags, via, (uint32_t)r, t0);
@@ -838,7 +800,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetId(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetId)))) return real(ctx, ctxId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx, ctxId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetId, via, (uint32_t)r, t0);
@@ -858,7 +819,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetLimit(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetLimit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetLimit)))) return real(pvalue, limit);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pvalue, limit);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetLimit, via, (uint32_t)r, t0);
@@ -878,7 +838,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetSharedMemConf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetSharedMemConfig)))) return real(pConfig);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pConfig);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig, via, (uint32_t)r, t0);
@@ -898,7 +857,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxGetStreamPriorit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxGetStreamPriorityRange)))) return real(leastPriority, greatestPriority);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(leastPriority, greatestPriority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange, via, (uint32_t)r, t0);
@@ -918,7 +876,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPopCurrent(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPopCurrent)))) return real(pctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPopCurrent, via, (uint32_t)r, t0);
@@ -938,7 +895,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPopCurrent_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPopCurrent_v2)))) return real(pctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2, via, (uint32_t)r, t0);
@@ -958,7 +914,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPushCurrent(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPushCurrent)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPushCurrent, via, (uint32_t)r, t0);
@@ -978,7 +933,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxPushCurrent_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxPushCurrent_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2, via, (uint32_t)r, t0);
@@ -998,7 +952,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxRecordEvent(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxRecordEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxRecordEvent, via, (uint32_t)r, t0);
@@ -1018,7 +971,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxResetPersistingL
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxResetPersistingL2Cache)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache, via, (uint32_t)r, t0);
@@ -1038,7 +990,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetCacheConfig(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetCacheConfig)))) return real(config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig, via, (uint32_t)r, t0);
@@ -1058,7 +1009,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetCurrent(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetCurrent)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetCurrent, via, (uint32_t)r, t0);
@@ -1078,7 +1028,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetFlags(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetFlags)))) return real(flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetFlags, via, (uint32_t)r, t0);
@@ -1098,7 +1047,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetLimit(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetLimit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetLimit)))) return real(limit, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(limit, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetLimit, via, (uint32_t)r, t0);
@@ -1118,7 +1066,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSetSharedMemConf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSetSharedMemConfig)))) return real(config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig, via, (uint32_t)r, t0);
@@ -1139,7 +1086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize, via, (uint32_t)r, t0);
@@ -1160,7 +1107,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via, (uint32_t)r, t0);
@@ -1180,7 +1127,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxWaitEvent(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxWaitEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxWaitEvent, via, (uint32_t)r, t0);
@@ -1200,7 +1146,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDestroyExternalMemo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDestroyExternalMemory)))) return real(extMem);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extMem);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDestroyExternalMemory, via, (uint32_t)r, t0);
@@ -1220,7 +1165,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDestroyExternalSema
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDestroyExternalSemaphore)))) return real(extSem);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSem);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore, via, (uint32_t)r, t0);
@@ -1240,7 +1184,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevResourceGenerate
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevResourceGenerateDesc)))) return real(phDesc, resources, nbResources);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phDesc, resources, nbResources);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc, via, (uint32_t)r, t0);
@@ -1260,7 +1203,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevSmResourceSplitB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevSmResourceSplitByCount)))) return real(result, nbGroups, input, remaining, useFlags, minCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(result, nbGroups, input, remaining, useFlags, minCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount, via, (uint32_t)r, t0);
@@ -1280,7 +1222,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceCanAccessPeer
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceCanAccessPeer)))) return real(canAccessPeer, dev, peerDev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(canAccessPeer, dev, peerDev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer, via, (uint32_t)r, t0);
@@ -1301,7 +1242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceComputeCapabi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceComputeCapability)))) return real(major, minor, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(major, minor, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceComputeCapability, via, (uint32_t)r, t0);
@@ -1322,7 +1263,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGet(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGet, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGet)))) return real(device, ordinal);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(device, ordinal);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGet, via, (uint32_t)r, t0);
@@ -1343,7 +1284,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetAttribute)))) return real(pi, attrib, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, attrib, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetAttribute, via, (uint32_t)r, t0);
@@ -1364,7 +1304,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetByPCIBusId
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetByPCIBusId)))) return real(dev, pciBusId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, pciBusId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId, via, (uint32_t)r, t0);
@@ -1385,7 +1324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetCount(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetCount)))) return real(count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetCount, via, (uint32_t)r, t0);
@@ -1406,7 +1345,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetDefaultMem
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetDefaultMemPool)))) return real(pool_out, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool_out, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool, via, (uint32_t)r, t0);
@@ -1426,7 +1364,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetDevResourc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetDevResource)))) return real(device, resource, type);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, resource, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetDevResource, via, (uint32_t)r, t0);
@@ -1446,7 +1383,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetExecAffini
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetExecAffinitySupport)))) return real(pi, type, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, type, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport, via, (uint32_t)r, t0);
@@ -1466,7 +1402,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetGraphMemAt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetGraphMemAttribute)))) return real(device, attr, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute, via, (uint32_t)r, t0);
@@ -1486,7 +1421,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetHostAtomic
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetHostAtomicCapabilities)))) return real(capabilities, operations, count, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(capabilities, operations, count, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities, via, (uint32_t)r, t0);
@@ -1506,7 +1440,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetLuid(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetLuid)))) return real(luid, deviceNodeMask, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(luid, deviceNodeMask, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetLuid, via, (uint32_t)r, t0);
@@ -1526,7 +1459,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetMemPool(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetMemPool)))) return real(pool, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetMemPool, via, (uint32_t)r, t0);
@@ -1547,7 +1479,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetName(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetName)))) return real(name, len, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(name, len, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetName, via, (uint32_t)r, t0);
@@ -1568,7 +1500,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetNvSciSyncA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetNvSciSyncAttributes)))) return real(nvSciSyncAttrList, dev, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(nvSciSyncAttrList, dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes, via, (uint32_t)r, t0);
@@ -1588,7 +1519,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetP2PAtomicC
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetP2PAtomicCapabilities)))) return real(capabilities, operations, count, srcDevice, dstDevice);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(capabilities, operations, count, srcDevice, dstDevice);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities, via, (uint32_t)r, t0);
@@ -1608,7 +1538,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetP2PAttribu
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetP2PAttribute)))) return real(value, attrib, srcDevice, dstDevice);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(value, attrib, srcDevice, dstDevice);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute, via, (uint32_t)r, t0);
@@ -1628,7 +1557,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetPCIBusId(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetPCIBusId)))) return real(pciBusId, len, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pciBusId, len, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId, via, (uint32_t)r, t0);
@@ -1648,7 +1576,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetProperties
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetProperties)))) return real(prop, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(prop, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetProperties, via, (uint32_t)r, t0);
@@ -1668,7 +1595,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetTexture1DL
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth)))) return real(maxWidthInElements, format, numChannels, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(maxWidthInElements, format, numChannels, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth, via, (uint32_t)r, t0);
@@ -1688,7 +1614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetUuid, via, (uint32_t)r, t0);
@@ -1708,7 +1634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid_v2)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2, via, (uint32_t)r, t0);
@@ -1728,7 +1654,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGraphMemTrim(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGraphMemTrim)))) return real(device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim, via, (uint32_t)r, t0);
@@ -1748,7 +1673,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxGetState)))) return real(dev, flags, active);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, flags, active);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState, via, (uint32_t)r, t0);
@@ -1768,7 +1692,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRel
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRelease)))) return real(dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease, via, (uint32_t)r, t0);
@@ -1788,7 +1711,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRel
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRelease_v2)))) return real(dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2, via, (uint32_t)r, t0);
@@ -1808,7 +1730,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxReset)))) return real(dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset, via, (uint32_t)r, t0);
@@ -1828,7 +1749,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxReset_v2)))) return real(dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2, via, (uint32_t)r, t0);
@@ -1848,7 +1768,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRetain)))) return real(pctx, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via, (uint32_t)r, t0);
@@ -1868,7 +1788,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxSetFlags)))) return real(dev, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags, via, (uint32_t)r, t0);
@@ -1888,7 +1807,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxSetFlags_v2)))) return real(dev, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2, via, (uint32_t)r, t0);
@@ -1908,7 +1826,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceRegisterAsync
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceRegisterAsyncNotification)))) return real(device, callbackFunc, userData, callback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, callbackFunc, userData, callback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification, via, (uint32_t)r, t0);
@@ -1928,7 +1845,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceSetGraphMemAt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceSetGraphMemAttribute)))) return real(device, attr, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute, via, (uint32_t)r, t0);
@@ -1948,7 +1864,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceSetMemPool(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceSetMemPool)))) return real(dev, pool);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dev, pool);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceSetMemPool, via, (uint32_t)r, t0);
@@ -1968,7 +1883,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceTotalMem(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceTotalMem)))) return real(bytes, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(bytes, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceTotalMem, via, (uint32_t)r, t0);
@@ -1989,7 +1903,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceTotalMem_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceTotalMem_v2)))) return real(bytes, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(bytes, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2, via, (uint32_t)r, t0);
@@ -2010,7 +1924,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceUnregisterAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceUnregisterAsyncNotification)))) return real(device, callback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(device, callback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification, via, (uint32_t)r, t0);
@@ -2031,7 +1944,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDriverGetVersion(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDriverGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDriverGetVersion)))) return real(driverVersion);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(driverVersion);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDriverGetVersion, via, (uint32_t)r, t0);
@@ -2052,7 +1965,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventCreate(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventCreate)))) return real(phEvent, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phEvent, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventCreate, via, (uint32_t)r, t0);
@@ -2072,7 +1984,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventDestroy(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventDestroy)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventDestroy, via, (uint32_t)r, t0);
@@ -2092,7 +2003,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventDestroy_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventDestroy_v2)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventDestroy_v2, via, (uint32_t)r, t0);
@@ -2112,7 +2022,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventElapsedTime(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventElapsedTime, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventElapsedTime)))) return real(pMilliseconds, hStart, hEnd);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventElapsedTime, via, (uint32_t)r, t0);
@@ -2132,7 +2041,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventElapsedTime_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventElapsedTime_v2)))) return real(pMilliseconds, hStart, hEnd);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2, via, (uint32_t)r, t0);
@@ -2152,7 +2060,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventQuery(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventQuery, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventQuery)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventQuery, via, (uint32_t)r, t0);
@@ -2172,7 +2079,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecord(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecord, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecord)))) return real(hEvent, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecord, via, (uint32_t)r, t0);
@@ -2192,7 +2098,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecordWithFlag
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecordWithFlags)))) return real(hEvent, hStream, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecordWithFlags, via, (uint32_t)r, t0);
@@ -2212,7 +2117,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecordWithFlag
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecordWithFlags_ptsz)))) return real(hEvent, hStream, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz, via, (uint32_t)r, t0);
@@ -2232,7 +2136,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventRecord_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventRecord_ptsz)))) return real(hEvent, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hEvent, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventRecord_ptsz, via, (uint32_t)r, t0);
@@ -2253,7 +2156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventSynchronize(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventSynchronize)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventSynchronize, via, (uint32_t)r, t0);
@@ -2274,7 +2177,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuExternalMemoryGetMa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuExternalMemoryGetMappedBuffer)))) return real(devPtr, extMem, bufferDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, extMem, bufferDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer, via, (uint32_t)r, t0);
@@ -2294,7 +2196,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuExternalMemoryGetMa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuExternalMemoryGetMappedMipmappedArray)))) return real(mipmap, extMem, mipmapDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mipmap, extMem, mipmapDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray, via, (uint32_t)r, t0);
@@ -2314,7 +2215,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFlushGPUDirectRDMAW
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFlushGPUDirectRDMAWrites)))) return real(target, scope);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(target, scope);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites, via, (uint32_t)r, t0);
@@ -2334,7 +2234,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetAttribute(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetAttribute)))) return real(pi, attrib, hfunc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, attrib, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetAttribute, via, (uint32_t)r, t0);
@@ -2354,7 +2253,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetModule(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetModule, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetModule)))) return real(hmod, hfunc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hmod, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetModule, via, (uint32_t)r, t0);
@@ -2374,7 +2272,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetName(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetName)))) return real(name, hfunc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(name, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetName, via, (uint32_t)r, t0);
@@ -2394,7 +2291,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncGetParamInfo(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncGetParamInfo)))) return real(func, paramIndex, paramOffset, paramSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(func, paramIndex, paramOffset, paramSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncGetParamInfo, via, (uint32_t)r, t0);
@@ -2414,7 +2310,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncIsLoaded(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncIsLoaded)))) return real(state, function);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, function);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncIsLoaded, via, (uint32_t)r, t0);
@@ -2434,7 +2329,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncLoad(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncLoad, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncLoad)))) return real(function);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(function);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncLoad, via, (uint32_t)r, t0);
@@ -2454,7 +2348,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetAttribute(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetAttribute)))) return real(hfunc, attrib, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, attrib, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetAttribute, via, (uint32_t)r, t0);
@@ -2474,7 +2367,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetBlockShape(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetBlockShape)))) return real(hfunc, x, y, z);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, x, y, z);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetBlockShape, via, (uint32_t)r, t0);
@@ -2494,7 +2386,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetCacheConfig(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetCacheConfig)))) return real(hfunc, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig, via, (uint32_t)r, t0);
@@ -2514,7 +2405,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetSharedMemCon
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetSharedMemConfig)))) return real(hfunc, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig, via, (uint32_t)r, t0);
@@ -2534,7 +2424,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuFuncSetSharedSize(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuFuncSetSharedSize)))) return real(hfunc, bytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, bytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuFuncSetSharedSize, via, (uint32_t)r, t0);
@@ -2554,7 +2443,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetErrorName(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetErrorName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetErrorName)))) return real(error, pStr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(error, pStr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGetErrorName, via, (uint32_t)r, t0);
@@ -2574,7 +2462,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetErrorString(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetErrorString, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetErrorString)))) return real(error, pStr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(error, pStr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGetErrorString, via, (uint32_t)r, t0);
@@ -2595,7 +2482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetExportTable(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetExportTable, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetExportTable)))) return real(ppExportTable, pExportTableId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ppExportTable, pExportTableId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGetExportTable, via, (uint32_t)r, t0);
@@ -2622,7 +2509,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddBatchMemOpN
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddBatchMemOpNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode, via, (uint32_t)r, t0);
@@ -2642,7 +2528,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddChildGraphN
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddChildGraphNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode, via, (uint32_t)r, t0);
@@ -2662,7 +2547,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddDependencie
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddDependencies)))) return real(hGraph, from, to, numDependencies);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddDependencies, via, (uint32_t)r, t0);
@@ -2682,7 +2566,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddDependencie
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddDependencies_v2)))) return real(hGraph, from, to, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2, via, (uint32_t)r, t0);
@@ -2702,7 +2585,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEmptyNode(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEmptyNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode, via, (uint32_t)r, t0);
@@ -2722,7 +2604,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEventRecord
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEventRecordNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode, via, (uint32_t)r, t0);
@@ -2742,7 +2623,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddEventWaitNo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddEventWaitNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode, via, (uint32_t)r, t0);
@@ -2762,7 +2642,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddExternalSem
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddExternalSemaphoresSignalNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode, via, (uint32_t)r, t0);
@@ -2782,7 +2661,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddExternalSem
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddExternalSemaphoresWaitNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode, via, (uint32_t)r, t0);
@@ -2802,7 +2680,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddHostNode(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddHostNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddHostNode, via, (uint32_t)r, t0);
@@ -2822,7 +2699,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddKernelNode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddKernelNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddKernelNode, via, (uint32_t)r, t0);
@@ -2842,7 +2718,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddKernelNode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddKernelNode_v2)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2, via, (uint32_t)r, t0);
@@ -2862,7 +2737,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemAllocNod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemAllocNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode, via, (uint32_t)r, t0);
@@ -2882,7 +2756,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemFreeNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemFreeNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode, via, (uint32_t)r, t0);
@@ -2902,7 +2775,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemcpyNode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemcpyNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode, via, (uint32_t)r, t0);
@@ -2922,7 +2794,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddMemsetNode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddMemsetNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode, via, (uint32_t)r, t0);
@@ -2942,7 +2813,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddNode(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddNode)))) return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddNode, via, (uint32_t)r, t0);
@@ -2962,7 +2832,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphAddNode_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphAddNode_v2)))) return real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphAddNode_v2, via, (uint32_t)r, t0);
@@ -2982,7 +2851,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphBatchMemOpNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphBatchMemOpNodeGetParams)))) return real(hNode, nodeParams_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams, via, (uint32_t)r, t0);
@@ -3002,7 +2870,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphBatchMemOpNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphBatchMemOpNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams, via, (uint32_t)r, t0);
@@ -3022,7 +2889,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphChildGraphNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphChildGraphNodeGetGraph)))) return real(hNode, phGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, phGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph, via, (uint32_t)r, t0);
@@ -3042,7 +2908,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphClone(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphClone, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphClone)))) return real(phGraphClone, originalGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphClone, originalGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphClone, via, (uint32_t)r, t0);
@@ -3062,7 +2927,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphConditionalHan
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphConditionalHandleCreate)))) return real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate, via, (uint32_t)r, t0);
@@ -3082,7 +2946,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphCreate(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphCreate)))) return real(phGraph, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraph, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphCreate, via, (uint32_t)r, t0);
@@ -3102,7 +2965,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDebugDotPrint(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDebugDotPrint)))) return real(hGraph, path, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, path, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint, via, (uint32_t)r, t0);
@@ -3122,7 +2984,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDestroy(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDestroy)))) return real(hGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphDestroy, via, (uint32_t)r, t0);
@@ -3142,7 +3003,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphDestroyNode(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphDestroyNode)))) return real(hNode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphDestroyNode, via, (uint32_t)r, t0);
@@ -3162,7 +3022,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventRecordNod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventRecordNodeGetEvent)))) return real(hNode, event_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent, via, (uint32_t)r, t0);
@@ -3182,7 +3041,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventRecordNod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventRecordNodeSetEvent)))) return real(hNode, event);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent, via, (uint32_t)r, t0);
@@ -3202,7 +3060,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventWaitNodeG
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventWaitNodeGetEvent)))) return real(hNode, event_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent, via, (uint32_t)r, t0);
@@ -3222,7 +3079,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphEventWaitNodeS
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphEventWaitNodeSetEvent)))) return real(hNode, event);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent, via, (uint32_t)r, t0);
@@ -3242,7 +3098,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecBatchMemOp
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecBatchMemOpNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams, via, (uint32_t)r, t0);
@@ -3262,7 +3117,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecChildGraph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecChildGraphNodeSetParams)))) return real(hGraphExec, hNode, childGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, childGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams, via, (uint32_t)r, t0);
@@ -3282,7 +3136,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecDestroy(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecDestroy)))) return real(hGraphExec);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecDestroy, via, (uint32_t)r, t0);
@@ -3302,7 +3155,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecEventRecor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecEventRecordNodeSetEvent)))) return real(hGraphExec, hNode, event);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent, via, (uint32_t)r, t0);
@@ -3322,7 +3174,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecEventWaitN
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecEventWaitNodeSetEvent)))) return real(hGraphExec, hNode, event);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent, via, (uint32_t)r, t0);
@@ -3342,7 +3193,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecExternalSe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, t0);
@@ -3362,7 +3212,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecExternalSe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, t0);
@@ -3382,7 +3231,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecGetFlags(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecGetFlags)))) return real(hGraphExec, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecGetFlags, via, (uint32_t)r, t0);
@@ -3402,7 +3250,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecHostNodeSe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecHostNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams, via, (uint32_t)r, t0);
@@ -3422,7 +3269,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecKernelNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecKernelNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams, via, (uint32_t)r, t0);
@@ -3442,7 +3288,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecKernelNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecKernelNodeSetParams_v2)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2, via, (uint32_t)r, t0);
@@ -3462,7 +3307,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecMemcpyNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecMemcpyNodeSetParams)))) return real(hGraphExec, hNode, copyParams, ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, copyParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams, via, (uint32_t)r, t0);
@@ -3482,7 +3326,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecMemsetNode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecMemsetNodeSetParams)))) return real(hGraphExec, hNode, memsetParams, ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, memsetParams, ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams, via, (uint32_t)r, t0);
@@ -3502,7 +3345,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecNodeSetPar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecNodeSetParams)))) return real(hGraphExec, hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams, via, (uint32_t)r, t0);
@@ -3522,7 +3364,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecUpdate(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecUpdate)))) return real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecUpdate, via, (uint32_t)r, t0);
@@ -3542,7 +3383,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExecUpdate_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExecUpdate_v2)))) return real(hGraphExec, hGraph, resultInfo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hGraph, resultInfo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2, via, (uint32_t)r, t0);
@@ -3562,7 +3402,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams, via, (uint32_t)r, t0);
@@ -3582,7 +3421,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, t0);
@@ -3602,7 +3440,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams, via, (uint32_t)r, t0);
@@ -3622,7 +3459,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphExternalSemaph
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, t0);
@@ -3642,7 +3478,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetEdges(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetEdges, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetEdges)))) return real(hGraph, from, to, numEdges);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, numEdges);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetEdges, via, (uint32_t)r, t0);
@@ -3662,7 +3497,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetEdges_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetEdges_v2)))) return real(hGraph, from, to, edgeData, numEdges);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, edgeData, numEdges);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2, via, (uint32_t)r, t0);
@@ -3682,7 +3516,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetNodes(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetNodes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetNodes)))) return real(hGraph, nodes, numNodes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, nodes, numNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetNodes, via, (uint32_t)r, t0);
@@ -3702,7 +3535,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphGetRootNodes(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphGetRootNodes)))) return real(hGraph, rootNodes, numRootNodes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, rootNodes, numRootNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphGetRootNodes, via, (uint32_t)r, t0);
@@ -3722,7 +3554,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphHostNodeGetPar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphHostNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams, via, (uint32_t)r, t0);
@@ -3742,7 +3573,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphHostNodeSetPar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphHostNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams, via, (uint32_t)r, t0);
@@ -3762,7 +3592,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiate(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiate)))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiate, via, (uint32_t)r, t0);
@@ -3782,7 +3611,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithFlags)))) return real(phGraphExec, hGraph, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags, via, (uint32_t)r, t0);
@@ -3802,7 +3630,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithParams)))) return real(phGraphExec, hGraph, instantiateParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams, via, (uint32_t)r, t0);
@@ -3822,7 +3649,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiateWit
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiateWithParams_ptsz)))) return real(phGraphExec, hGraph, instantiateParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz, via, (uint32_t)r, t0);
@@ -3842,7 +3668,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphInstantiate_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphInstantiate_v2)))) return real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2, via, (uint32_t)r, t0);
@@ -3862,7 +3687,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeCopy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeCopyAttributes)))) return real(dst, src);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes, via, (uint32_t)r, t0);
@@ -3882,7 +3706,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetAttribute)))) return real(hNode, attr, value_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, attr, value_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute, via, (uint32_t)r, t0);
@@ -3902,7 +3725,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams, via, (uint32_t)r, t0);
@@ -3922,7 +3744,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeGetParams_v2)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2, via, (uint32_t)r, t0);
@@ -3942,7 +3763,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetAttribute)))) return real(hNode, attr, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute, via, (uint32_t)r, t0);
@@ -3962,7 +3782,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams, via, (uint32_t)r, t0);
@@ -3982,7 +3801,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphKernelNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphKernelNodeSetParams_v2)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2, via, (uint32_t)r, t0);
@@ -4003,7 +3821,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphLaunch, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphLaunch)))) return real(hGraph, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphLaunch, via, (uint32_t)r, t0);
@@ -4025,7 +3842,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphLaunch_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphLaunch_ptsz)))) return real(hGraphExec, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz, via, (uint32_t)r, t0);
@@ -4046,7 +3862,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemAllocNodeGe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemAllocNodeGetParams)))) return real(hNode, params_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, params_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams, via, (uint32_t)r, t0);
@@ -4066,7 +3881,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemFreeNodeGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemFreeNodeGetParams)))) return real(hNode, dptr_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dptr_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams, via, (uint32_t)r, t0);
@@ -4086,7 +3900,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemcpyNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemcpyNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams, via, (uint32_t)r, t0);
@@ -4106,7 +3919,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemcpyNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemcpyNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams, via, (uint32_t)r, t0);
@@ -4126,7 +3938,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemsetNodeGetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemsetNodeGetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams, via, (uint32_t)r, t0);
@@ -4146,7 +3957,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphMemsetNodeSetP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphMemsetNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams, via, (uint32_t)r, t0);
@@ -4166,7 +3976,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeFindInClon
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeFindInClone)))) return real(phNode, hOriginalNode, hClonedGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phNode, hOriginalNode, hClonedGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone, via, (uint32_t)r, t0);
@@ -4186,7 +3995,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependencies)))) return real(hNode, dependencies, numDependencies);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependencies, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies, via, (uint32_t)r, t0);
@@ -4206,7 +4014,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependencies_v2)))) return real(hNode, dependencies, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependencies, edgeData, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2, via, (uint32_t)r, t0);
@@ -4226,7 +4033,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependentNodes)))) return real(hNode, dependentNodes, numDependentNodes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependentNodes, numDependentNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes, via, (uint32_t)r, t0);
@@ -4246,7 +4052,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetDepende
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetDependentNodes_v2)))) return real(hNode, dependentNodes, edgeData, numDependentNodes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, dependentNodes, edgeData, numDependentNodes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2, via, (uint32_t)r, t0);
@@ -4266,7 +4071,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetEnabled
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetEnabled)))) return real(hGraphExec, hNode, isEnabled);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled, via, (uint32_t)r, t0);
@@ -4286,7 +4090,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeGetType(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeGetType)))) return real(hNode, type);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeGetType, via, (uint32_t)r, t0);
@@ -4306,7 +4109,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeSetEnabled
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeSetEnabled)))) return real(hGraphExec, hNode, isEnabled);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled, via, (uint32_t)r, t0);
@@ -4326,7 +4128,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphNodeSetParams(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphNodeSetParams)))) return real(hNode, nodeParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hNode, nodeParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphNodeSetParams, via, (uint32_t)r, t0);
@@ -4346,7 +4147,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphReleaseUserObj
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphReleaseUserObject)))) return real(graph, object, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(graph, object, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject, via, (uint32_t)r, t0);
@@ -4366,7 +4166,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRemoveDependen
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRemoveDependencies)))) return real(hGraph, from, to, numDependencies);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies, via, (uint32_t)r, t0);
@@ -4386,7 +4185,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRemoveDependen
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRemoveDependencies_v2)))) return real(hGraph, from, to, edgeData, numDependencies);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2, via, (uint32_t)r, t0);
@@ -4406,7 +4204,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphRetainUserObje
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphRetainUserObject)))) return real(graph, object, count, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(graph, object, count, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphRetainUserObject, via, (uint32_t)r, t0);
@@ -4426,7 +4223,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphUpload(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphUpload, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphUpload)))) return real(hGraph, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraph, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphUpload, via, (uint32_t)r, t0);
@@ -4446,7 +4242,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphUpload_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphUpload_ptsz)))) return real(hGraphExec, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hGraphExec, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz, via, (uint32_t)r, t0);
@@ -4466,7 +4261,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsMapResource
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsMapResources)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsMapResources, via, (uint32_t)r, t0);
@@ -4486,7 +4280,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsMapResource
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsMapResources_ptsz)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz, via, (uint32_t)r, t0);
@@ -4506,7 +4299,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray)))) return real(pMipmappedArray, resource);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMipmappedArray, resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray, via, (uint32_t)r, t0);
@@ -4526,7 +4318,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedPointer)))) return real(pDevPtr, pSize, resource);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pDevPtr, pSize, resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer, via, (uint32_t)r, t0);
@@ -4546,7 +4337,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceGetMappedPointer_v2)))) return real(pDevPtr, pSize, resource);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pDevPtr, pSize, resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2, via, (uint32_t)r, t0);
@@ -4566,7 +4356,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceSetMapFlags)))) return real(resource, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(resource, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags, via, (uint32_t)r, t0);
@@ -4586,7 +4375,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsResourceSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsResourceSetMapFlags_v2)))) return real(resource, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(resource, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2, via, (uint32_t)r, t0);
@@ -4606,7 +4394,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsSubResource
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsSubResourceGetMappedArray)))) return real(pArray, resource, arrayIndex, mipLevel);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pArray, resource, arrayIndex, mipLevel);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray, via, (uint32_t)r, t0);
@@ -4626,7 +4413,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnmapResour
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnmapResources)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources, via, (uint32_t)r, t0);
@@ -4646,7 +4432,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnmapResour
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnmapResources_ptsz)))) return real(count, resources, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, resources, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz, via, (uint32_t)r, t0);
@@ -4666,7 +4451,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGraphicsUnregisterR
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGraphicsUnregisterResource)))) return real(resource);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(resource);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource, via, (uint32_t)r, t0);
@@ -4686,7 +4470,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxCreate(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxCreate)))) return real(phCtx, desc, dev, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phCtx, desc, dev, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxCreate, via, (uint32_t)r, t0);
@@ -4706,7 +4489,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxDestroy(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxDestroy)))) return real(hCtx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxDestroy, via, (uint32_t)r, t0);
@@ -4726,7 +4508,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxGetDevResou
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxGetDevResource)))) return real(hCtx, resource, type);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, resource, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource, via, (uint32_t)r, t0);
@@ -4746,7 +4527,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxGetId(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxGetId)))) return real(greenCtx, greenCtxId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(greenCtx, greenCtxId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxGetId, via, (uint32_t)r, t0);
@@ -4766,7 +4546,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxRecordEvent
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxRecordEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent, via, (uint32_t)r, t0);
@@ -4786,7 +4565,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxStreamCreat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxStreamCreate)))) return real(phStream, greenCtx, flags, priority);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phStream, greenCtx, flags, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate, via, (uint32_t)r, t0);
@@ -4806,7 +4584,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGreenCtxWaitEvent(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGreenCtxWaitEvent)))) return real(hCtx, hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hCtx, hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent, via, (uint32_t)r, t0);
@@ -4826,7 +4603,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuImportExternalMemor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuImportExternalMemory, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuImportExternalMemory)))) return real(extMem_out, memHandleDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extMem_out, memHandleDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuImportExternalMemory, via, (uint32_t)r, t0);
@@ -4846,7 +4622,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuImportExternalSemap
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuImportExternalSemaphore)))) return real(extSem_out, semHandleDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSem_out, semHandleDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuImportExternalSemaphore, via, (uint32_t)r, t0);
@@ -4867,7 +4642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuInit(uint8_t via, u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuInit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuInit)))) return real(Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuInit, via, (uint32_t)r, t0);
@@ -4888,7 +4663,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcCloseMemHandle(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcCloseMemHandle)))) return real(dptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle, via, (uint32_t)r, t0);
@@ -4908,7 +4682,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcGetEventHandle(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcGetEventHandle)))) return real(pHandle, event);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, event);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcGetEventHandle, via, (uint32_t)r, t0);
@@ -4928,7 +4701,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcGetMemHandle(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcGetMemHandle)))) return real(pHandle, dptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcGetMemHandle, via, (uint32_t)r, t0);
@@ -4948,7 +4720,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenEventHandle(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenEventHandle)))) return real(phEvent, handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phEvent, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle, via, (uint32_t)r, t0);
@@ -4968,7 +4739,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenMemHandle(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenMemHandle)))) return real(pdptr, handle, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, handle, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle, via, (uint32_t)r, t0);
@@ -4988,7 +4758,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuIpcOpenMemHandle_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuIpcOpenMemHandle_v2)))) return real(pdptr, handle, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, handle, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2, via, (uint32_t)r, t0);
@@ -5008,7 +4777,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetAttribute)))) return real(pi, attrib, kernel, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pi, attrib, kernel, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetAttribute, via, (uint32_t)r, t0);
@@ -5029,7 +4797,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetFunction(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetFunction, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetFunction)))) return real(pFunc, kernel);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFunc, kernel);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetFunction, via, (uint32_t)r, t0);
@@ -5050,7 +4817,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetLibrary(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetLibrary)))) return real(pLib, kernel);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pLib, kernel);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetLibrary, via, (uint32_t)r, t0);
@@ -5070,7 +4836,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetName(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetName)))) return real(name, hfunc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(name, hfunc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetName, via, (uint32_t)r, t0);
@@ -5090,7 +4855,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelGetParamInfo(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelGetParamInfo)))) return real(kernel, paramIndex, paramOffset, paramSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(kernel, paramIndex, paramOffset, paramSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelGetParamInfo, via, (uint32_t)r, t0);
@@ -5110,7 +4874,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelSetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelSetAttribute)))) return real(attrib, val, kernel, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(attrib, val, kernel, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelSetAttribute, via, (uint32_t)r, t0);
@@ -5130,7 +4893,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuKernelSetCacheConfi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuKernelSetCacheConfig)))) return real(kernel, config, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(kernel, config, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig, via, (uint32_t)r, t0);
@@ -5150,7 +4912,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunch(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunch, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunch)))) return real(f);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunch, via, (uint32_t)r, t0);
@@ -5171,7 +4932,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernel)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel, via, (uint32_t)r, t0);
@@ -5192,7 +4952,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernelMultiDevice)))) return real(launchParamsList, numDevices, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(launchParamsList, numDevices, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice, via, (uint32_t)r, t0);
@@ -5213,7 +4972,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchCooperativeKe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchCooperativeKernel_ptsz)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz, via, (uint32_t)r, t0);
@@ -5234,7 +4992,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchGrid(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchGrid, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchGrid)))) return real(f, grid_width, grid_height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, grid_width, grid_height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchGrid, via, (uint32_t)r, t0);
@@ -5254,7 +5011,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchGridAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchGridAsync)))) return real(f, grid_width, grid_height, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, grid_width, grid_height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchGridAsync, via, (uint32_t)r, t0);
@@ -5274,7 +5030,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchHostFunc(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchHostFunc)))) return real(hStream, fn, userData);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, fn, userData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchHostFunc, via, (uint32_t)r, t0);
@@ -5294,7 +5049,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchHostFunc_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchHostFunc_ptsz)))) return real(hStream, fn, userData);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, fn, userData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz, via, (uint32_t)r, t0);
@@ -5315,7 +5069,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernel)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernel, via, (uint32_t)r, t0);
@@ -5337,7 +5090,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernelEx)))) return real(config, f, kernelParams, extra);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernelEx, via, (uint32_t)r, t0);
@@ -5359,7 +5111,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernelEx_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernelEx_ptsz)))) return real(config, f, kernelParams, extra);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(config, f, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz, via, (uint32_t)r, t0);
@@ -5381,7 +5132,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLaunchKernel_ptsz(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLaunchKernel_ptsz)))) return real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz, via, (uint32_t)r, t0);
@@ -5402,7 +5152,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryEnumerateKer
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryEnumerateKernels)))) return real(kernels, numKernels, lib);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(kernels, numKernels, lib);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels, via, (uint32_t)r, t0);
@@ -5422,7 +5171,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetGlobal(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetGlobal)))) return real(dptr, bytes, library, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, library, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetGlobal, via, (uint32_t)r, t0);
@@ -5443,7 +5191,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernel(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetKernel)))) return real(pKernel, library, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pKernel, library, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetKernel, via, (uint32_t)r, t0);
@@ -5464,7 +5211,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetKernelCou
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetKernelCount)))) return real(count, lib);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, lib);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount, via, (uint32_t)r, t0);
@@ -5484,7 +5230,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetManaged(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetManaged)))) return real(dptr, bytes, library, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, library, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetManaged, via, (uint32_t)r, t0);
@@ -5504,7 +5249,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetModule(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetModule, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetModule)))) return real(pMod, library);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pMod, library);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetModule, via, (uint32_t)r, t0);
@@ -5524,7 +5268,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryGetUnifiedFu
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryGetUnifiedFunction)))) return real(fptr, library, symbol);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(fptr, library, symbol);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction, via, (uint32_t)r, t0);
@@ -5545,7 +5288,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadData(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadData)))) return real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadData, via, (uint32_t)r, t0);
@@ -5567,7 +5310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadFromFile
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadFromFile)))) return real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via, (uint32_t)r, t0);
@@ -5588,7 +5331,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryUnload(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryUnload, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryUnload)))) return real(library);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(library);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryUnload, via, (uint32_t)r, t0);
@@ -5609,7 +5351,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddData)))) return real(state, type, data, size, name, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddData, via, (uint32_t)r, t0);
@@ -5631,7 +5372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddData_v2)))) return real(state, type, data, size, name, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via, (uint32_t)r, t0);
@@ -5653,7 +5394,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddFile)))) return real(state, type, path, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddFile, via, (uint32_t)r, t0);
@@ -5675,7 +5415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddFile_v2)))) return real(state, type, path, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via, (uint32_t)r, t0);
@@ -5696,7 +5436,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkComplete(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkComplete, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkComplete)))) return real(state, cubinOut, sizeOut);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state, cubinOut, sizeOut);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkComplete, via, (uint32_t)r, t0);
@@ -5716,7 +5455,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkCreate(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkCreate)))) return real(numOptions, options, optionValues, stateOut);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkCreate, via, (uint32_t)r, t0);
@@ -5736,7 +5474,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkCreate_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkCreate_v2)))) return real(numOptions, options, optionValues, stateOut);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkCreate_v2, via, (uint32_t)r, t0);
@@ -5756,7 +5493,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkDestroy(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkDestroy)))) return real(state);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(state);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkDestroy, via, (uint32_t)r, t0);
@@ -5776,7 +5512,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsCurrent(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsCurrent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsCurrent)))) return real(iterator_out, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(iterator_out, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsCurrent, via, (uint32_t)r, t0);
@@ -5796,7 +5531,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsDumpToFile(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsDumpToFile)))) return real(iterator, pathToFile, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(iterator, pathToFile, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsDumpToFile, via, (uint32_t)r, t0);
@@ -5816,7 +5550,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsDumpToMemory(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsDumpToMemory)))) return real(iterator, buffer, size, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(iterator, buffer, size, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsDumpToMemory, via, (uint32_t)r, t0);
@@ -5836,7 +5569,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsRegisterCallbac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsRegisterCallback)))) return real(callbackFunc, userData, callback_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(callbackFunc, userData, callback_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsRegisterCallback, via, (uint32_t)r, t0);
@@ -5856,7 +5588,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLogsUnregisterCallb
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLogsUnregisterCallback)))) return real(callback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(callback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback, via, (uint32_t)r, t0);
@@ -5876,7 +5607,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAddressFree(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAddressFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAddressFree)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAddressFree, via, (uint32_t)r, t0);
@@ -5896,7 +5626,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAddressReserve(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAddressReserve, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAddressReserve)))) return real(ptr, size, alignment, addr, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size, alignment, addr, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAddressReserve, via, (uint32_t)r, t0);
@@ -5916,7 +5645,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAdvise(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAdvise, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAdvise)))) return real(devPtr, count, advice, device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, advice, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAdvise, via, (uint32_t)r, t0);
@@ -5936,7 +5664,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAdvise_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAdvise_v2)))) return real(devPtr, count, advice, location);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, advice, location);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAdvise_v2, via, (uint32_t)r, t0);
@@ -5956,7 +5683,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAlloc)))) return real(dptr, bytesize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAlloc, via, (uint32_t)r, t0);
@@ -5977,7 +5703,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocAsync)))) return real(dptr, bytesize, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocAsync, via, (uint32_t)r, t0);
@@ -5999,7 +5724,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocAsync_ptsz(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocAsync_ptsz)))) return real(dptr, bytesize, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz, via, (uint32_t)r, t0);
@@ -6021,7 +5745,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocFromPoolAsync)))) return real(dptr, bytesize, pool, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync, via, (uint32_t)r, t0);
@@ -6043,7 +5766,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocFromPoolAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocFromPoolAsync_ptsz)))) return real(dptr, bytesize, pool, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, pool, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz, via, (uint32_t)r, t0);
@@ -6064,7 +5786,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocHost(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocHost, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocHost)))) return real(pp, bytesize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pp, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocHost, via, (uint32_t)r, t0);
@@ -6084,7 +5805,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocHost_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocHost_v2)))) return real(pp, bytesize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pp, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocHost_v2, via, (uint32_t)r, t0);
@@ -6105,7 +5825,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocManaged(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocManaged, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocManaged)))) return real(dptr, bytesize, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocManaged, via, (uint32_t)r, t0);
@@ -6126,7 +5845,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocPitch, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocPitch)))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocPitch, via, (uint32_t)r, t0);
@@ -6147,7 +5865,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAllocPitch_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAllocPitch_v2)))) return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2, via, (uint32_t)r, t0);
@@ -6169,7 +5886,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemAlloc_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemAlloc_v2)))) return real(dptr, bytesize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAlloc_v2, via, (uint32_t)r, t0);
@@ -6190,7 +5906,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemBatchDecompressA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemBatchDecompressAsync)))) return real(paramsArray, count, flags, errorIndex, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync, via, (uint32_t)r, t0);
@@ -6210,7 +5925,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemBatchDecompressA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemBatchDecompressAsync_ptsz)))) return real(paramsArray, count, flags, errorIndex, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz, via, (uint32_t)r, t0);
@@ -6231,7 +5945,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemCreate(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemCreate)))) return real(handle, size, prop, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, size, prop, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemCreate, via, (uint32_t)r, t0);
@@ -6252,7 +5965,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardAndPrefet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardAndPrefetchBatchAsync)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync, via, (uint32_t)r, t0);
@@ -6272,7 +5984,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardAndPrefet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -6292,7 +6003,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardBatchAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardBatchAsync)))) return real(dptrs, sizes, count, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync, via, (uint32_t)r, t0);
@@ -6312,7 +6022,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemDiscardBatchAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemDiscardBatchAsync_ptsz)))) return real(dptrs, sizes, count, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -6332,7 +6041,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemExportToShareabl
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemExportToShareableHandle)))) return real(shareableHandle, handle, handleType, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(shareableHandle, handle, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle, via, (uint32_t)r, t0);
@@ -6352,7 +6060,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFree)))) return real(dptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFree, via, (uint32_t)r, t0);
@@ -6372,7 +6079,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeAsync(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeAsync)))) return real(dptr, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFreeAsync, via, (uint32_t)r, t0);
@@ -6392,7 +6098,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeAsync_ptsz(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeAsync_ptsz)))) return real(dptr, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz, via, (uint32_t)r, t0);
@@ -6412,7 +6117,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFreeHost(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFreeHost, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFreeHost)))) return real(p);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFreeHost, via, (uint32_t)r, t0);
@@ -6433,7 +6137,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemFree_v2(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemFree_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemFree_v2)))) return real(dptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemFree_v2, via, (uint32_t)r, t0);
@@ -6454,7 +6157,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAccess(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAccess)))) return real(flags, location, ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags, location, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAccess, via, (uint32_t)r, t0);
@@ -6474,7 +6176,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAddressRange(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAddressRange)))) return real(pbase, psize, dptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pbase, psize, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAddressRange, via, (uint32_t)r, t0);
@@ -6494,7 +6195,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAddressRange_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAddressRange_v2)))) return real(pbase, psize, dptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pbase, psize, dptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2, via, (uint32_t)r, t0);
@@ -6514,7 +6214,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAllocationGra
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAllocationGranularity)))) return real(granularity, prop, option);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(granularity, prop, option);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity, via, (uint32_t)r, t0);
@@ -6534,7 +6233,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetAllocationPro
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetAllocationPropertiesFromHandle)))) return real(prop, handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(prop, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle, via, (uint32_t)r, t0);
@@ -6554,7 +6252,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetDefaultMemPoo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetDefaultMemPool)))) return real(pool_out, location, type);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool_out, location, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool, via, (uint32_t)r, t0);
@@ -6574,7 +6271,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetHandleForAddr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetHandleForAddressRange)))) return real(handle, dptr, size, handleType, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, dptr, size, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange, via, (uint32_t)r, t0);
@@ -6594,7 +6290,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetInfo(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetInfo)))) return real(free, total);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(free, total);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetInfo, via, (uint32_t)r, t0);
@@ -6614,7 +6309,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetInfo_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetInfo_v2)))) return real(free, total);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(free, total);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetInfo_v2, via, (uint32_t)r, t0);
@@ -6634,7 +6328,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemGetMemPool(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemGetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemGetMemPool)))) return real(pool, location, type);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, location, type);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemGetMemPool, via, (uint32_t)r, t0);
@@ -6654,7 +6347,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostAlloc(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostAlloc)))) return real(pp, bytesize, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pp, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostAlloc, via, (uint32_t)r, t0);
@@ -6674,7 +6366,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetDevicePoi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetDevicePointer)))) return real(pdptr, p, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, p, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer, via, (uint32_t)r, t0);
@@ -6694,7 +6385,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetDevicePoi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetDevicePointer_v2)))) return real(pdptr, p, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, p, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2, via, (uint32_t)r, t0);
@@ -6714,7 +6404,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostGetFlags(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostGetFlags)))) return real(pFlags, p);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFlags, p);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostGetFlags, via, (uint32_t)r, t0);
@@ -6734,7 +6423,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostRegister(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostRegister)))) return real(p, bytesize, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostRegister, via, (uint32_t)r, t0);
@@ -6754,7 +6442,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostRegister_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostRegister_v2)))) return real(p, bytesize, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostRegister_v2, via, (uint32_t)r, t0);
@@ -6774,7 +6461,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemHostUnregister(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemHostUnregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemHostUnregister)))) return real(p);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(p);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostUnregister, via, (uint32_t)r, t0);
@@ -6794,7 +6480,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemImportFromSharea
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemImportFromShareableHandle)))) return real(handle, osHandle, shHandleType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, osHandle, shHandleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle, via, (uint32_t)r, t0);
@@ -6814,7 +6499,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMap(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMap, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMap)))) return real(ptr, size, offset, handle, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size, offset, handle, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemMap, via, (uint32_t)r, t0);
@@ -6834,7 +6518,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMapArrayAsync(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMapArrayAsync)))) return real(mapInfoList, count, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mapInfoList, count, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemMapArrayAsync, via, (uint32_t)r, t0);
@@ -6854,7 +6537,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemMapArrayAsync_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemMapArrayAsync_ptsz)))) return real(mapInfoList, count, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mapInfoList, count, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz, via, (uint32_t)r, t0);
@@ -6874,7 +6556,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolCreate(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolCreate)))) return real(pool, poolProps);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, poolProps);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolCreate, via, (uint32_t)r, t0);
@@ -6894,7 +6575,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolDestroy(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolDestroy)))) return real(pool);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolDestroy, via, (uint32_t)r, t0);
@@ -6914,7 +6594,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolExportPointe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolExportPointer)))) return real(shareData_out, ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(shareData_out, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolExportPointer, via, (uint32_t)r, t0);
@@ -6934,7 +6613,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolExportToShar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolExportToShareableHandle)))) return real(handle_out, pool, handleType, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle_out, pool, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle, via, (uint32_t)r, t0);
@@ -6954,7 +6632,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolGetAccess(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolGetAccess)))) return real(flags, memPool, location);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(flags, memPool, location);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolGetAccess, via, (uint32_t)r, t0);
@@ -6974,7 +6651,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolGetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolGetAttribute)))) return real(pool, attr, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute, via, (uint32_t)r, t0);
@@ -6994,7 +6670,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolImportFromSh
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolImportFromShareableHandle)))) return real(pool_out, handle, handleType, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool_out, handle, handleType, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle, via, (uint32_t)r, t0);
@@ -7014,7 +6689,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolImportPointe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolImportPointer)))) return real(ptr_out, pool, shareData);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr_out, pool, shareData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolImportPointer, via, (uint32_t)r, t0);
@@ -7034,7 +6708,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolSetAccess(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolSetAccess)))) return real(pool, map, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, map, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolSetAccess, via, (uint32_t)r, t0);
@@ -7054,7 +6727,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolSetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolSetAttribute)))) return real(pool, attr, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute, via, (uint32_t)r, t0);
@@ -7074,7 +6746,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPoolTrimTo(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPoolTrimTo)))) return real(pool, minBytesToKeep);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pool, minBytesToKeep);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolTrimTo, via, (uint32_t)r, t0);
@@ -7094,7 +6765,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync)))) return real(devPtr, count, dstDevice, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync, via, (uint32_t)r, t0);
@@ -7114,7 +6784,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_ptsz)))) return real(devPtr, count, dstDevice, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz, via, (uint32_t)r, t0);
@@ -7134,7 +6803,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_v2)))) return real(devPtr, count, location, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, location, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2, via, (uint32_t)r, t0);
@@ -7154,7 +6822,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchAsync_v2_ptsz)))) return real(devPtr, count, location, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(devPtr, count, location, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7174,7 +6841,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchBatchAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchBatchAsync)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync, via, (uint32_t)r, t0);
@@ -7194,7 +6860,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemPrefetchBatchAsy
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemPrefetchBatchAsync_ptsz)))) return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -7214,7 +6879,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRangeGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRangeGetAttribute)))) return real(data, dataSize, attribute, devPtr, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(data, dataSize, attribute, devPtr, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute, via, (uint32_t)r, t0);
@@ -7234,7 +6898,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRangeGetAttribut
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRangeGetAttributes)))) return real(data, dataSizes, attributes, numAttributes, devPtr, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(data, dataSizes, attributes, numAttributes, devPtr, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes, via, (uint32_t)r, t0);
@@ -7254,7 +6917,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRelease(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRelease, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRelease)))) return real(handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRelease, via, (uint32_t)r, t0);
@@ -7274,7 +6936,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemRetainAllocation
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemRetainAllocationHandle)))) return real(handle, addr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(handle, addr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle, via, (uint32_t)r, t0);
@@ -7294,7 +6955,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemSetAccess(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemSetAccess, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemSetAccess)))) return real(ptr, size, desc, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size, desc, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemSetAccess, via, (uint32_t)r, t0);
@@ -7314,7 +6974,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemSetMemPool(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemSetMemPool, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemSetMemPool)))) return real(location, type, pool);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(location, type, pool);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemSetMemPool, via, (uint32_t)r, t0);
@@ -7334,7 +6993,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemUnmap(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemUnmap, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemUnmap)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemUnmap, via, (uint32_t)r, t0);
@@ -7354,7 +7012,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy)))) return real(dst, src, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy, via, (uint32_t)r, t0);
@@ -7374,7 +7031,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2D, via, (uint32_t)r, t0);
@@ -7394,7 +7050,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DAsync, via, (uint32_t)r, t0);
@@ -7414,7 +7069,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync_v2)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2, via, (uint32_t)r, t0);
@@ -7434,7 +7088,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DAsync_v2_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DAsync_v2_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7454,7 +7107,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned, via, (uint32_t)r, t0);
@@ -7474,7 +7126,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2, via, (uint32_t)r, t0);
@@ -7494,7 +7145,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2DUnaligned_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2DUnaligned_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds, via, (uint32_t)r, t0);
@@ -7514,7 +7164,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2D_v2, via, (uint32_t)r, t0);
@@ -7534,7 +7183,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy2D_v2_ptds(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy2D_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds, via, (uint32_t)r, t0);
@@ -7554,7 +7202,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3D, via, (uint32_t)r, t0);
@@ -7574,7 +7221,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DAsync, via, (uint32_t)r, t0);
@@ -7594,7 +7240,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync_v2)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2, via, (uint32_t)r, t0);
@@ -7614,7 +7259,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DAsync_v2_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DAsync_v2_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7634,7 +7278,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync)))) return real(numOps, opList, failIdx, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync, via, (uint32_t)r, t0);
@@ -7654,7 +7297,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_ptsz)))) return real(numOps, opList, failIdx, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -7674,7 +7316,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_v2)))) return real(numOps, opList, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2, via, (uint32_t)r, t0);
@@ -7694,7 +7335,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DBatchAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz)))) return real(numOps, opList, flags, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numOps, opList, flags, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -7714,7 +7354,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeer(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeer)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeer, via, (uint32_t)r, t0);
@@ -7734,7 +7373,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeerAsync(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeerAsync)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync, via, (uint32_t)r, t0);
@@ -7754,7 +7392,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeerAsync_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeerAsync_ptsz)))) return real(pCopy, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz, via, (uint32_t)r, t0);
@@ -7774,7 +7411,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3DPeer_ptds(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3DPeer_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds, via, (uint32_t)r, t0);
@@ -7794,7 +7430,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D_v2)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3D_v2, via, (uint32_t)r, t0);
@@ -7814,7 +7449,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy3D_v2_ptds(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy3D_v2_ptds)))) return real(pCopy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pCopy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds, via, (uint32_t)r, t0);
@@ -7834,7 +7468,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAsync(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAsync)))) return real(dst, src, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAsync, via, (uint32_t)r, t0);
@@ -7854,7 +7487,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAsync_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAsync_ptsz)))) return real(dst, src, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz, via, (uint32_t)r, t0);
@@ -7874,7 +7506,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoA, via, (uint32_t)r, t0);
@@ -7894,7 +7525,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA_v2)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2, via, (uint32_t)r, t0);
@@ -7914,7 +7544,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoA_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoA_v2_ptds)))) return real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds, via, (uint32_t)r, t0);
@@ -7934,7 +7563,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoD, via, (uint32_t)r, t0);
@@ -7954,7 +7582,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD_v2)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2, via, (uint32_t)r, t0);
@@ -7974,7 +7601,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoD_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoD_v2_ptds)))) return real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds, via, (uint32_t)r, t0);
@@ -7994,7 +7620,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoH, via, (uint32_t)r, t0);
@@ -8014,7 +7639,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync, via, (uint32_t)r, t0);
@@ -8034,7 +7658,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync_v2)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2, via, (uint32_t)r, t0);
@@ -8054,7 +7677,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz)))) return real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8074,7 +7696,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH_v2)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2, via, (uint32_t)r, t0);
@@ -8094,7 +7715,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyAtoH_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyAtoH_v2_ptds)))) return real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds, via, (uint32_t)r, t0);
@@ -8114,7 +7734,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync, via, (uint32_t)r, t0);
@@ -8134,7 +7753,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_ptsz)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz, via, (uint32_t)r, t0);
@@ -8154,7 +7772,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_v2)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2, via, (uint32_t)r, t0);
@@ -8174,7 +7791,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyBatchAsync_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyBatchAsync_v2_ptsz)))) return real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8194,7 +7810,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoA, via, (uint32_t)r, t0);
@@ -8214,7 +7829,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA_v2)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2, via, (uint32_t)r, t0);
@@ -8234,7 +7848,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoA_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoA_v2_ptds)))) return real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds, via, (uint32_t)r, t0);
@@ -8254,7 +7867,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoD, via, (uint32_t)r, t0);
@@ -8274,7 +7886,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync, via, (uint32_t)r, t0);
@@ -8294,7 +7905,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync_v2)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2, via, (uint32_t)r, t0);
@@ -8314,7 +7924,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz)))) return real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8334,7 +7943,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD_v2)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2, via, (uint32_t)r, t0);
@@ -8354,7 +7962,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoD_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoD_v2_ptds)))) return real(dstDevice, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds, via, (uint32_t)r, t0);
@@ -8374,7 +7981,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoH, via, (uint32_t)r, t0);
@@ -8394,7 +8000,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync, via, (uint32_t)r, t0);
@@ -8414,7 +8019,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync_v2)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2, via, (uint32_t)r, t0);
@@ -8434,7 +8038,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz)))) return real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8454,7 +8057,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH_v2)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2, via, (uint32_t)r, t0);
@@ -8474,7 +8076,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyDtoH_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyDtoH_v2_ptds)))) return real(dstHost, srcDevice, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds, via, (uint32_t)r, t0);
@@ -8494,7 +8095,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoA, via, (uint32_t)r, t0);
@@ -8514,7 +8114,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync, via, (uint32_t)r, t0);
@@ -8534,7 +8133,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync_v2)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2, via, (uint32_t)r, t0);
@@ -8554,7 +8152,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz)))) return real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8574,7 +8171,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA_v2)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2, via, (uint32_t)r, t0);
@@ -8594,7 +8190,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoA_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoA_v2_ptds)))) return real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds, via, (uint32_t)r, t0);
@@ -8614,7 +8209,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoD, via, (uint32_t)r, t0);
@@ -8634,7 +8228,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync, via, (uint32_t)r, t0);
@@ -8654,7 +8247,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync_v2)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2, via, (uint32_t)r, t0);
@@ -8674,7 +8266,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz)))) return real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz, via, (uint32_t)r, t0);
@@ -8694,7 +8285,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD_v2)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2, via, (uint32_t)r, t0);
@@ -8714,7 +8304,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyHtoD_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyHtoD_v2_ptds)))) return real(dstDevice, srcHost, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds, via, (uint32_t)r, t0);
@@ -8734,7 +8323,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeer(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeer)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeer, via, (uint32_t)r, t0);
@@ -8754,7 +8342,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeerAsync(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeerAsync)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync, via, (uint32_t)r, t0);
@@ -8774,7 +8361,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeerAsync_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeerAsync_ptsz)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz, via, (uint32_t)r, t0);
@@ -8794,7 +8380,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpyPeer_ptds(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpyPeer_ptds)))) return real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds, via, (uint32_t)r, t0);
@@ -8814,7 +8399,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemcpy_ptds(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemcpy_ptds)))) return real(dst, src, ByteCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src, ByteCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemcpy_ptds, via, (uint32_t)r, t0);
@@ -8834,7 +8418,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16, via, (uint32_t)r, t0);
@@ -8854,7 +8437,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16Async(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16Async)))) return real(dstDevice, us, N, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16Async, via, (uint32_t)r, t0);
@@ -8874,7 +8456,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16Async_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16Async_ptsz)))) return real(dstDevice, us, N, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz, via, (uint32_t)r, t0);
@@ -8894,7 +8475,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16_v2)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16_v2, via, (uint32_t)r, t0);
@@ -8914,7 +8494,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD16_v2_ptds(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD16_v2_ptds)))) return real(dstDevice, us, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, us, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds, via, (uint32_t)r, t0);
@@ -8934,7 +8513,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16, via, (uint32_t)r, t0);
@@ -8954,7 +8532,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16Async(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16Async)))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16Async, via, (uint32_t)r, t0);
@@ -8974,7 +8551,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16Async_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16Async_ptsz)))) return real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz, via, (uint32_t)r, t0);
@@ -8994,7 +8570,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16_v2)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2, via, (uint32_t)r, t0);
@@ -9014,7 +8589,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D16_v2_ptds
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D16_v2_ptds)))) return real(dstDevice, dstPitch, us, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds, via, (uint32_t)r, t0);
@@ -9034,7 +8608,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32, via, (uint32_t)r, t0);
@@ -9054,7 +8627,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32Async(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32Async)))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32Async, via, (uint32_t)r, t0);
@@ -9074,7 +8646,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32Async_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32Async_ptsz)))) return real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz, via, (uint32_t)r, t0);
@@ -9094,7 +8665,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32_v2)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2, via, (uint32_t)r, t0);
@@ -9114,7 +8684,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D32_v2_ptds
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D32_v2_ptds)))) return real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds, via, (uint32_t)r, t0);
@@ -9134,7 +8703,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8, via, (uint32_t)r, t0);
@@ -9154,7 +8722,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8Async(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8Async)))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8Async, via, (uint32_t)r, t0);
@@ -9174,7 +8741,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8Async_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8Async_ptsz)))) return real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz, via, (uint32_t)r, t0);
@@ -9194,7 +8760,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8_v2)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2, via, (uint32_t)r, t0);
@@ -9214,7 +8779,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD2D8_v2_ptds(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD2D8_v2_ptds)))) return real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds, via, (uint32_t)r, t0);
@@ -9234,7 +8798,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32, via, (uint32_t)r, t0);
@@ -9254,7 +8817,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32Async(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32Async)))) return real(dstDevice, ui, N, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32Async, via, (uint32_t)r, t0);
@@ -9274,7 +8836,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32Async_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32Async_ptsz)))) return real(dstDevice, ui, N, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz, via, (uint32_t)r, t0);
@@ -9294,7 +8855,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32_v2)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32_v2, via, (uint32_t)r, t0);
@@ -9314,7 +8874,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD32_v2_ptds(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD32_v2_ptds)))) return real(dstDevice, ui, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, ui, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds, via, (uint32_t)r, t0);
@@ -9334,7 +8893,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8, via, (uint32_t)r, t0);
@@ -9354,7 +8912,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8Async(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8Async, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8Async)))) return real(dstDevice, uc, N, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8Async, via, (uint32_t)r, t0);
@@ -9374,7 +8931,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8Async_ptsz(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8Async_ptsz)))) return real(dstDevice, uc, N, hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N, hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz, via, (uint32_t)r, t0);
@@ -9394,7 +8950,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8_v2)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8_v2, via, (uint32_t)r, t0);
@@ -9414,7 +8969,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMemsetD8_v2_ptds(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMemsetD8_v2_ptds)))) return real(dstDevice, uc, N);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstDevice, uc, N);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds, via, (uint32_t)r, t0);
@@ -9434,7 +8988,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayCreat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayCreate)))) return real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate, via, (uint32_t)r, t0);
@@ -9454,7 +9007,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayDestr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayDestroy)))) return real(hMipmappedArray);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hMipmappedArray);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy, via, (uint32_t)r, t0);
@@ -9474,7 +9026,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetLe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetLevel)))) return real(pLevelArray, hMipmappedArray, level);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pLevelArray, hMipmappedArray, level);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel, via, (uint32_t)r, t0);
@@ -9494,7 +9045,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetMe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetMemoryRequirements)))) return real(memoryRequirements, mipmap, device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(memoryRequirements, mipmap, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements, via, (uint32_t)r, t0);
@@ -9514,7 +9064,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMipmappedArrayGetSp
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMipmappedArrayGetSparseProperties)))) return real(sparseProperties, mipmap);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(sparseProperties, mipmap);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties, via, (uint32_t)r, t0);
@@ -9534,7 +9083,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleEnumerateFunc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleEnumerateFunctions)))) return real(functions, numFunctions, mod);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(functions, numFunctions, mod);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions, via, (uint32_t)r, t0);
@@ -9555,7 +9103,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunction(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetFunction, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetFunction)))) return real(hfunc, hmod, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetFunction, via, (uint32_t)r, t0);
@@ -9576,7 +9123,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetFunctionCo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetFunctionCount)))) return real(count, mod);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(count, mod);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount, via, (uint32_t)r, t0);
@@ -9596,7 +9142,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetGlobal(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetGlobal)))) return real(dptr, bytes, hmod, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetGlobal, via, (uint32_t)r, t0);
@@ -9616,7 +9161,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetGlobal_v2(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetGlobal_v2)))) return real(dptr, bytes, hmod, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dptr, bytes, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2, via, (uint32_t)r, t0);
@@ -9637,7 +9181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetLoadingMod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetLoadingMode)))) return real(mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via, (uint32_t)r, t0);
@@ -9658,7 +9202,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetSurfRef(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetSurfRef)))) return real(pSurfRef, hmod, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pSurfRef, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetSurfRef, via, (uint32_t)r, t0);
@@ -9678,7 +9221,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetTexRef(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetTexRef)))) return real(pTexRef, hmod, name);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexRef, hmod, name);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetTexRef, via, (uint32_t)r, t0);
@@ -9699,7 +9241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoad(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoad, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoad)))) return real(module, fname);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, fname);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoad, via, (uint32_t)r, t0);
@@ -9721,7 +9263,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadData(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadData)))) return real(module, image);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, image);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadData, via, (uint32_t)r, t0);
@@ -9743,7 +9285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadDataEx(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadDataEx)))) return real(module, image, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, image, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via, (uint32_t)r, t0);
@@ -9765,7 +9307,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadFatBinary
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadFatBinary)))) return real(module, fatCubin);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, fatCubin);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via, (uint32_t)r, t0);
@@ -9786,7 +9328,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleUnload(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleUnload, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleUnload)))) return real(hmod);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hmod);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleUnload, via, (uint32_t)r, t0);
@@ -9806,7 +9347,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastAddDevice(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastAddDevice)))) return real(mcHandle, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastAddDevice, via, (uint32_t)r, t0);
@@ -9826,7 +9366,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastBindAddr(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastBindAddr)))) return real(mcHandle, mcOffset, memptr, size, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, mcOffset, memptr, size, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastBindAddr, via, (uint32_t)r, t0);
@@ -9846,7 +9385,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastBindMem(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastBindMem, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastBindMem)))) return real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastBindMem, via, (uint32_t)r, t0);
@@ -9866,7 +9404,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastCreate(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastCreate)))) return real(mcHandle, prop);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, prop);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastCreate, via, (uint32_t)r, t0);
@@ -9886,7 +9423,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastGetGranula
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastGetGranularity)))) return real(granularity, prop, option);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(granularity, prop, option);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastGetGranularity, via, (uint32_t)r, t0);
@@ -9906,7 +9442,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuMulticastUnbind(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuMulticastUnbind, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuMulticastUnbind)))) return real(mcHandle, dev, mcOffset, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mcHandle, dev, mcOffset, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMulticastUnbind, via, (uint32_t)r, t0);
@@ -9926,7 +9461,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyAvailableD
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock)))) return real(dynamicSmemSize, func, numBlocks, blockSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dynamicSmemSize, func, numBlocks, blockSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock, via, (uint32_t)r, t0);
@@ -9946,7 +9480,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor)))) return real(numBlocks, func, blockSize, dynamicSMemSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor, via, (uint32_t)r, t0);
@@ -9966,7 +9499,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)))) return real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, via, (uint32_t)r, t0);
@@ -9986,7 +9518,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxActiveC
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxActiveClusters)))) return real(numClusters, func, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numClusters, func, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters, via, (uint32_t)r, t0);
@@ -10006,7 +9537,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialBlockSize)))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize, via, (uint32_t)r, t0);
@@ -10026,7 +9556,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags)))) return real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags, via, (uint32_t)r, t0);
@@ -10046,7 +9575,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuOccupancyMaxPotenti
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuOccupancyMaxPotentialClusterSize)))) return real(clusterSize, func, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(clusterSize, func, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize, via, (uint32_t)r, t0);
@@ -10066,7 +9594,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetSize(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetSize)))) return real(hfunc, numbytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, numbytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetSize, via, (uint32_t)r, t0);
@@ -10086,7 +9613,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetTexRef(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetTexRef, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetTexRef)))) return real(hfunc, texunit, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, texunit, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetTexRef, via, (uint32_t)r, t0);
@@ -10106,7 +9632,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetf(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetf, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetf)))) return real(hfunc, offset, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, offset, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetf, via, (uint32_t)r, t0);
@@ -10126,7 +9651,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSeti(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSeti, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSeti)))) return real(hfunc, offset, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, offset, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSeti, via, (uint32_t)r, t0);
@@ -10146,7 +9670,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuParamSetv(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuParamSetv, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuParamSetv)))) return real(hfunc, offset, ptr, numbytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hfunc, offset, ptr, numbytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuParamSetv, via, (uint32_t)r, t0);
@@ -10166,7 +9689,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerGetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerGetAttribute)))) return real(data, attribute, ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(data, attribute, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuPointerGetAttribute, via, (uint32_t)r, t0);
@@ -10186,7 +9708,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerGetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerGetAttributes)))) return real(numAttributes, attributes, data, ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(numAttributes, attributes, data, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuPointerGetAttributes, via, (uint32_t)r, t0);
@@ -10206,7 +9727,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuPointerSetAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuPointerSetAttribute)))) return real(value, attribute, ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(value, attribute, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuPointerSetAttribute, via, (uint32_t)r, t0);
@@ -10226,7 +9746,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerInitialize(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerInitialize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerInitialize)))) return real(configFile, outputFile, outputMode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(configFile, outputFile, outputMode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuProfilerInitialize, via, (uint32_t)r, t0);
@@ -10246,7 +9765,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerStart(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerStart)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuProfilerStart, via, (uint32_t)r, t0);
@@ -10266,7 +9784,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuProfilerStop(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuProfilerStop, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuProfilerStop)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuProfilerStop, via, (uint32_t)r, t0);
@@ -10286,7 +9803,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSignalExternalSemap
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSignalExternalSemaphoresAsync)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync, via, (uint32_t)r, t0);
@@ -10306,7 +9822,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSignalExternalSemap
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz, via, (uint32_t)r, t0);
@@ -10326,7 +9841,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAddCallback(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAddCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAddCallback)))) return real(hStream, callback, userData, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, callback, userData, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAddCallback, via, (uint32_t)r, t0);
@@ -10346,7 +9860,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAddCallback_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAddCallback_ptsz)))) return real(hStream, callback, userData, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, callback, userData, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz, via, (uint32_t)r, t0);
@@ -10366,7 +9879,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAttachMemAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAttachMemAsync)))) return real(hStream, dptr, length, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dptr, length, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync, via, (uint32_t)r, t0);
@@ -10386,7 +9898,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamAttachMemAsyn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamAttachMemAsync_ptsz)))) return real(hStream, dptr, length, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dptr, length, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz, via, (uint32_t)r, t0);
@@ -10406,7 +9917,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp, via, (uint32_t)r, t0);
@@ -10426,7 +9936,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_ptsz)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz, via, (uint32_t)r, t0);
@@ -10446,7 +9955,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_v2)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2, via, (uint32_t)r, t0);
@@ -10466,7 +9974,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBatchMemOp_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBatchMemOp_v2_ptsz)))) return real(stream, count, paramArray, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, count, paramArray, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz, via, (uint32_t)r, t0);
@@ -10486,7 +9993,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture, via, (uint32_t)r, t0);
@@ -10506,7 +10012,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCaptureT
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCaptureToGraph)))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph, via, (uint32_t)r, t0);
@@ -10526,7 +10031,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCaptureT
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCaptureToGraph_ptsz)))) return real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz, via, (uint32_t)r, t0);
@@ -10546,7 +10050,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz, via, (uint32_t)r, t0);
@@ -10566,7 +10069,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_v2)))) return real(hStream, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2, via, (uint32_t)r, t0);
@@ -10586,7 +10088,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamBeginCapture_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamBeginCapture_v2_ptsz)))) return real(hStream, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz, via, (uint32_t)r, t0);
@@ -10606,7 +10107,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCopyAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCopyAttributes)))) return real(dstStream, srcStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dstStream, srcStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCopyAttributes, via, (uint32_t)r, t0);
@@ -10626,7 +10126,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCopyAttribute
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCopyAttributes_ptsz)))) return real(dst, src);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(dst, src);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz, via, (uint32_t)r, t0);
@@ -10646,7 +10145,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCreate(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCreate)))) return real(phStream, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phStream, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCreate, via, (uint32_t)r, t0);
@@ -10666,7 +10164,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamCreateWithPri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamCreateWithPriority)))) return real(phStream, flags, priority);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phStream, flags, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority, via, (uint32_t)r, t0);
@@ -10686,7 +10183,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamDestroy(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamDestroy)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamDestroy, via, (uint32_t)r, t0);
@@ -10706,7 +10202,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamDestroy_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamDestroy_v2)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamDestroy_v2, via, (uint32_t)r, t0);
@@ -10726,7 +10221,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamEndCapture(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamEndCapture, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamEndCapture)))) return real(hStream, phGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, phGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamEndCapture, via, (uint32_t)r, t0);
@@ -10746,7 +10240,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamEndCapture_pt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamEndCapture_ptsz)))) return real(hStream, phGraph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, phGraph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz, via, (uint32_t)r, t0);
@@ -10766,7 +10259,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetAttribute)))) return real(hStream, attr, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetAttribute, via, (uint32_t)r, t0);
@@ -10786,7 +10278,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetAttribute_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetAttribute_ptsz)))) return real(hStream, attr, value_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, value_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz, via, (uint32_t)r, t0);
@@ -10806,7 +10297,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo)))) return real(hStream, captureStatus_out, id_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo, via, (uint32_t)r, t0);
@@ -10826,7 +10316,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_ptsz)))) return real(hStream, captureStatus_out, id_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz, via, (uint32_t)r, t0);
@@ -10846,7 +10335,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v2)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2, via, (uint32_t)r, t0);
@@ -10866,7 +10354,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz, via, (uint32_t)r, t0);
@@ -10886,7 +10373,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v3)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3, via, (uint32_t)r, t0);
@@ -10906,7 +10392,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCaptureInf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz)))) return real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz, via, (uint32_t)r, t0);
@@ -10926,7 +10411,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx)))) return real(hStream, pctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx, via, (uint32_t)r, t0);
@@ -10946,7 +10430,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_ptsz(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_ptsz)))) return real(hStream, pctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz, via, (uint32_t)r, t0);
@@ -10966,7 +10449,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_v2(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_v2)))) return real(hStream, pCtx, pGreenCtx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2, via, (uint32_t)r, t0);
@@ -10986,7 +10468,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetCtx_v2_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetCtx_v2_ptsz)))) return real(hStream, pCtx, pGreenCtx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz, via, (uint32_t)r, t0);
@@ -11006,7 +10487,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetDevice(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetDevice)))) return real(hStream, device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetDevice, via, (uint32_t)r, t0);
@@ -11026,7 +10506,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetDevice_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetDevice_ptsz)))) return real(hStream, device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz, via, (uint32_t)r, t0);
@@ -11046,7 +10525,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetFlags(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetFlags)))) return real(hStream, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetFlags, via, (uint32_t)r, t0);
@@ -11066,7 +10544,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetFlags_ptsz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetFlags_ptsz)))) return real(hStream, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz, via, (uint32_t)r, t0);
@@ -11086,7 +10563,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetGreenCtx(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetGreenCtx)))) return real(hStream, phCtx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, phCtx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx, via, (uint32_t)r, t0);
@@ -11106,7 +10582,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetId(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetId, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetId)))) return real(hStream, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetId, via, (uint32_t)r, t0);
@@ -11126,7 +10601,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetId_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetId_ptsz)))) return real(hStream, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz, via, (uint32_t)r, t0);
@@ -11146,7 +10620,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetPriority(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetPriority, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetPriority)))) return real(hStream, priority);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetPriority, via, (uint32_t)r, t0);
@@ -11166,7 +10639,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamGetPriority_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamGetPriority_ptsz)))) return real(hStream, priority);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, priority);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz, via, (uint32_t)r, t0);
@@ -11186,7 +10658,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamIsCapturing(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamIsCapturing)))) return real(hStream, captureStatus);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamIsCapturing, via, (uint32_t)r, t0);
@@ -11206,7 +10677,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamIsCapturing_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamIsCapturing_ptsz)))) return real(hStream, captureStatus);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, captureStatus);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz, via, (uint32_t)r, t0);
@@ -11226,7 +10696,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamQuery(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamQuery, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamQuery)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamQuery, via, (uint32_t)r, t0);
@@ -11246,7 +10715,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamQuery_ptsz(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamQuery_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz, via, (uint32_t)r, t0);
@@ -11266,7 +10734,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSetAttribute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSetAttribute)))) return real(hStream, attr, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSetAttribute, via, (uint32_t)r, t0);
@@ -11286,7 +10753,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSetAttribute_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSetAttribute_ptsz)))) return real(hStream, attr, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, attr, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz, via, (uint32_t)r, t0);
@@ -11307,7 +10773,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize, via, (uint32_t)r, t0);
@@ -11329,7 +10795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
+    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via, (uint32_t)r, t0);
@@ -11350,7 +10816,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies)))) return real(hStream, dependencies, numDependencies, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies, via, (uint32_t)r, t0);
@@ -11370,7 +10835,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz)))) return real(hStream, dependencies, numDependencies, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz, via, (uint32_t)r, t0);
@@ -11390,7 +10854,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_v2)))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2, via, (uint32_t)r, t0);
@@ -11410,7 +10873,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamUpdateCapture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz)))) return real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz, via, (uint32_t)r, t0);
@@ -11430,7 +10892,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitEvent(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitEvent)))) return real(hStream, hEvent, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hEvent, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitEvent, via, (uint32_t)r, t0);
@@ -11450,7 +10911,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitEvent_pts
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitEvent_ptsz)))) return real(hStream, hEvent, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hStream, hEvent, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz, via, (uint32_t)r, t0);
@@ -11470,7 +10930,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32, via, (uint32_t)r, t0);
@@ -11490,7 +10949,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz, via, (uint32_t)r, t0);
@@ -11510,7 +10968,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2, via, (uint32_t)r, t0);
@@ -11530,7 +10987,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue32_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue32_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz, via, (uint32_t)r, t0);
@@ -11550,7 +11006,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64, via, (uint32_t)r, t0);
@@ -11570,7 +11025,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz, via, (uint32_t)r, t0);
@@ -11590,7 +11044,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2, via, (uint32_t)r, t0);
@@ -11610,7 +11063,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWaitValue64_v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWaitValue64_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz, via, (uint32_t)r, t0);
@@ -11630,7 +11082,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32, via, (uint32_t)r, t0);
@@ -11650,7 +11101,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz, via, (uint32_t)r, t0);
@@ -11670,7 +11120,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2, via, (uint32_t)r, t0);
@@ -11690,7 +11139,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue32_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue32_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz, via, (uint32_t)r, t0);
@@ -11710,7 +11158,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64, via, (uint32_t)r, t0);
@@ -11730,7 +11177,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz, via, (uint32_t)r, t0);
@@ -11750,7 +11196,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_v2)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2, via, (uint32_t)r, t0);
@@ -11770,7 +11215,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamWriteValue64_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamWriteValue64_v2_ptsz)))) return real(stream, addr, value, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(stream, addr, value, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz, via, (uint32_t)r, t0);
@@ -11790,7 +11234,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectCreate(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectCreate)))) return real(pSurfObject, pResDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pSurfObject, pResDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfObjectCreate, via, (uint32_t)r, t0);
@@ -11810,7 +11253,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectDestroy(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectDestroy)))) return real(surfObject);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(surfObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfObjectDestroy, via, (uint32_t)r, t0);
@@ -11830,7 +11272,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfObjectGetResour
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfObjectGetResourceDesc)))) return real(pResDesc, surfObject);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pResDesc, surfObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc, via, (uint32_t)r, t0);
@@ -11850,7 +11291,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfRefGetArray(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfRefGetArray)))) return real(phArray, hSurfRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phArray, hSurfRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfRefGetArray, via, (uint32_t)r, t0);
@@ -11870,7 +11310,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuSurfRefSetArray(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuSurfRefSetArray)))) return real(hSurfRef, hArray, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hSurfRef, hArray, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuSurfRefSetArray, via, (uint32_t)r, t0);
@@ -11890,7 +11329,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeIm2c
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeIm2col)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col, via, (uint32_t)r, t0);
@@ -11910,7 +11348,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeIm2c
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeIm2colWide)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide, via, (uint32_t)r, t0);
@@ -11930,7 +11367,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapEncodeTile
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapEncodeTiled)))) return real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled, via, (uint32_t)r, t0);
@@ -11950,7 +11386,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTensorMapReplaceAdd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTensorMapReplaceAddress)))) return real(tensorMap, globalAddress);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(tensorMap, globalAddress);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress, via, (uint32_t)r, t0);
@@ -11970,7 +11405,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectCreate(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectCreate)))) return real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectCreate, via, (uint32_t)r, t0);
@@ -11990,7 +11424,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectDestroy(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectDestroy)))) return real(texObject);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectDestroy, via, (uint32_t)r, t0);
@@ -12010,7 +11443,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetResourc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetResourceDesc)))) return real(pResDesc, texObject);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pResDesc, texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc, via, (uint32_t)r, t0);
@@ -12030,7 +11462,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetResourc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetResourceViewDesc)))) return real(pResViewDesc, texObject);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pResViewDesc, texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc, via, (uint32_t)r, t0);
@@ -12050,7 +11481,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexObjectGetTexture
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexObjectGetTextureDesc)))) return real(pTexDesc, texObject);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexDesc, texObject);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc, via, (uint32_t)r, t0);
@@ -12070,7 +11500,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefCreate(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefCreate)))) return real(pTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefCreate, via, (uint32_t)r, t0);
@@ -12090,7 +11519,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefDestroy(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefDestroy)))) return real(hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefDestroy, via, (uint32_t)r, t0);
@@ -12110,7 +11538,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddress(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddress)))) return real(pdptr, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetAddress, via, (uint32_t)r, t0);
@@ -12130,7 +11557,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddressMod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddressMode)))) return real(pam, hTexRef, dim);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pam, hTexRef, dim);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode, via, (uint32_t)r, t0);
@@ -12150,7 +11576,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetAddress_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetAddress_v2)))) return real(pdptr, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pdptr, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2, via, (uint32_t)r, t0);
@@ -12170,7 +11595,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetArray(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetArray)))) return real(phArray, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phArray, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetArray, via, (uint32_t)r, t0);
@@ -12190,7 +11614,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetBorderColo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetBorderColor)))) return real(pBorderColor, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pBorderColor, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor, via, (uint32_t)r, t0);
@@ -12210,7 +11633,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFilterMode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFilterMode)))) return real(pfm, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pfm, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode, via, (uint32_t)r, t0);
@@ -12230,7 +11652,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFlags(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFlags)))) return real(pFlags, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFlags, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetFlags, via, (uint32_t)r, t0);
@@ -12250,7 +11671,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetFormat(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetFormat)))) return real(pFormat, pNumChannels, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pFormat, pNumChannels, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetFormat, via, (uint32_t)r, t0);
@@ -12270,7 +11690,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMaxAnisotr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMaxAnisotropy)))) return real(pmaxAniso, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pmaxAniso, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy, via, (uint32_t)r, t0);
@@ -12290,7 +11709,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapFilt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapFilterMode)))) return real(pfm, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pfm, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode, via, (uint32_t)r, t0);
@@ -12310,7 +11728,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapLevelBias)))) return real(pbias, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pbias, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias, via, (uint32_t)r, t0);
@@ -12330,7 +11747,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmapLevelClamp)))) return real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp, via, (uint32_t)r, t0);
@@ -12350,7 +11766,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefGetMipmappedA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefGetMipmappedArray)))) return real(phMipmappedArray, hTexRef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(phMipmappedArray, hTexRef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray, via, (uint32_t)r, t0);
@@ -12370,7 +11785,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress)))) return real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress, via, (uint32_t)r, t0);
@@ -12390,7 +11804,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D, via, (uint32_t)r, t0);
@@ -12410,7 +11823,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D_v2)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2, via, (uint32_t)r, t0);
@@ -12430,7 +11842,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress2D_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress2D_v3)))) return real(hTexRef, desc, dptr, Pitch);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3, via, (uint32_t)r, t0);
@@ -12450,7 +11861,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddressMod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddressMode)))) return real(hTexRef, dim, am);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, dim, am);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode, via, (uint32_t)r, t0);
@@ -12470,7 +11880,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetAddress_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetAddress_v2)))) return real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2, via, (uint32_t)r, t0);
@@ -12490,7 +11899,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetArray(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetArray)))) return real(hTexRef, hArray, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, hArray, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetArray, via, (uint32_t)r, t0);
@@ -12510,7 +11918,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetBorderColo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetBorderColor)))) return real(hTexRef, pBorderColor);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, pBorderColor);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor, via, (uint32_t)r, t0);
@@ -12530,7 +11937,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFilterMode
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFilterMode)))) return real(hTexRef, fm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, fm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode, via, (uint32_t)r, t0);
@@ -12550,7 +11956,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFlags(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFlags)))) return real(hTexRef, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetFlags, via, (uint32_t)r, t0);
@@ -12570,7 +11975,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetFormat(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetFormat)))) return real(hTexRef, fmt, NumPackedComponents);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, fmt, NumPackedComponents);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetFormat, via, (uint32_t)r, t0);
@@ -12590,7 +11994,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMaxAnisotr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMaxAnisotropy)))) return real(hTexRef, maxAniso);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, maxAniso);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy, via, (uint32_t)r, t0);
@@ -12610,7 +12013,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapFilt
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapFilterMode)))) return real(hTexRef, fm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, fm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode, via, (uint32_t)r, t0);
@@ -12630,7 +12032,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapLevelBias)))) return real(hTexRef, bias);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, bias);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias, via, (uint32_t)r, t0);
@@ -12650,7 +12051,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmapLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmapLevelClamp)))) return real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp, via, (uint32_t)r, t0);
@@ -12670,7 +12070,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuTexRefSetMipmappedA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuTexRefSetMipmappedArray)))) return real(hTexRef, hMipmappedArray, Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(hTexRef, hMipmappedArray, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray, via, (uint32_t)r, t0);
@@ -12690,7 +12089,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuThreadExchangeStrea
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuThreadExchangeStreamCaptureMode)))) return real(mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode, via, (uint32_t)r, t0);
@@ -12710,7 +12108,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectCreate(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectCreate)))) return real(object_out, ptr, destroy, initialRefcount, flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(object_out, ptr, destroy, initialRefcount, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuUserObjectCreate, via, (uint32_t)r, t0);
@@ -12730,7 +12127,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectRelease(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectRelease, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectRelease)))) return real(object, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(object, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuUserObjectRelease, via, (uint32_t)r, t0);
@@ -12750,7 +12146,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuUserObjectRetain(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuUserObjectRetain, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuUserObjectRetain)))) return real(object, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(object, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuUserObjectRetain, via, (uint32_t)r, t0);
@@ -12770,7 +12165,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuWaitExternalSemapho
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuWaitExternalSemaphoresAsync)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync, via, (uint32_t)r, t0);
@@ -12790,7 +12184,6 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuWaitExternalSemapho
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz)))) return real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* for the hang watchdog */
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz, via, (uint32_t)r, t0);
