@@ -200,9 +200,14 @@ static void comm_created(struct cs_thread *t, struct cs_event *ev, void *out, in
     if (id) cs_extra(t, "\"unique_id_hash\":\"%016llx\"", (unsigned long long)id_hash(id));
     library_extra(t, "nccl");
     /* The plugins NCCL loaded (libnccl-net*.so, tuner, profiler) are in the inventory. */
-    int plugins = 0;
-    for (int i = 0; i < cs_library_count(); i++) plugins += !strcmp(cs_library_at(i)->kind, "nccl-plugin");
-    cs_extra(t, "\"plugins_loaded\":%d", plugins);
+    char names[512] = "";
+    size_t w = 0;
+    for (int i = 0; i < cs_library_count(); i++)
+        if (!strcmp(cs_library_at(i)->kind, "nccl-plugin")) {
+            int x = snprintf(names + w, sizeof names - w, "%s%s", w ? "," : "", cs_library_at(i)->name);
+            if (x > 0 && (size_t)x < sizeof names - w) w += (size_t)x;
+        }
+    cs_extra_str(t, "plugins", names);
     if (ev->result || !out) return;
     void *c = *(void **)out;
     struct cs_comm *cm = comm_of(c, 1);

@@ -75,6 +75,17 @@ LD_LIBRARY_PATH="$FAKES" runcli run -o "$TMP/run3" -- sh -c "RANK=0 ./load_libs 
     >/dev/null 2>"$TMP/run3.err" || fail "run of two ranks"
 ls "$TMP"/run3/cudashim-*-rank0-*.jsonl "$TMP"/run3/cudashim-*-rank1-*.jsonl >/dev/null || fail "one trace per rank: $(ls "$TMP/run3")"
 grep -q "ACROSS" "$TMP/run3.err" || fail "run prints the report of every process"
+# Options map to the variables the shim reads.
+runcli run -q -o "$TMP/run5" -a --sync-launches=addk -t 30 -- sh -c 'echo "$CUDASHIM_TRACE_ALL $CUDASHIM_SYNC_LAUNCHES $CUDASHIM_HANG_TIMEOUT"' \
+    >"$TMP/run5.out" || fail "run with options"
+assert_eq "$(cat "$TMP/run5.out")" "1 addk 30" "run options become CUDASHIM_* variables"
+# make install: the command, the library beside it in ../lib (which run finds), the man page.
+make -s -C "$ROOT" BUILD="$BUILD" install DESTDIR="$TMP/inst" PREFIX=/usr >/dev/null || fail "make install"
+for f in usr/bin/cudashim usr/lib/libcudashim.so usr/share/man/man1/cudashim.1; do
+    [ -f "$TMP/inst/$f" ] || fail "make install did not install $f"
+done
+env LD_PRELOAD="$ASAN_LIB" "$TMP/inst/usr/bin/cudashim" run -q -o "$TMP/run6" -- sh -c 'echo "$LD_PRELOAD"' >"$TMP/run6.out"
+grep -q "$TMP/inst/usr/lib/libcudashim.so" "$TMP/run6.out" || fail "the installed command does not find its library"
 # A CPU-only program under run: the no-cuda-loaded finding, exit status still the program's.
 runcli run -o "$TMP/run4" -- true 2>"$TMP/run4.err" || fail "run true"
 grep -q "no-cuda-loaded" "$TMP/run4.err" || { cat "$TMP/run4.err"; fail "run of a program that never loads CUDA"; }

@@ -21,6 +21,11 @@ static void usage(FILE *f)
     fprintf(f, "usage: cudashim run [options] -- COMMAND [ARGS...]\n"
                "  -o, --output DIR      where traces go (default ./cudashim-traces/run-TIMESTAMP)\n"
                "  -a, --all             record every call, not only failing and key calls (CUDASHIM_TRACE_ALL=1)\n"
+               "  -s, --sync-launches[=PATTERN]\n"
+               "                        synchronise after each kernel launch (matching PATTERN) to pin the one\n"
+               "                        behind an asynchronous error (CUDASHIM_SYNC_LAUNCHES); slows the program\n"
+               "  -t, --hang-timeout SECONDS\n"
+               "                        report calls stuck longer than this (CUDASHIM_HANG_TIMEOUT)\n"
                "  -q, --quiet           no report at the end (the traces are still written)\n"
                "      --shim PATH       the libcudashim.so to preload (default: found beside this program)\n"
                "  Children (torchrun, mpirun, srun, multiprocessing) inherit the shim: one trace per process.\n"
@@ -57,7 +62,7 @@ static int mkdirs(const char *path)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *outdir = NULL, *shim_opt = NULL;
+    const char *outdir = NULL, *shim_opt = NULL, *sync = NULL, *hang = NULL;
     int all = 0, quiet = 0, i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -66,6 +71,10 @@ int cmd_run(int argc, char **argv)
         if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) outdir = argv[++i];
         else if (!strncmp(a, "--output=", 9)) outdir = a + 9;
         else if (!strcmp(a, "-a") || !strcmp(a, "--all")) all = 1;
+        else if (!strcmp(a, "-s") || !strcmp(a, "--sync-launches")) sync = "1";
+        else if (!strncmp(a, "--sync-launches=", 16)) sync = a + 16;
+        else if ((!strcmp(a, "-t") || !strcmp(a, "--hang-timeout")) && i + 1 < argc) hang = argv[++i];
+        else if (!strncmp(a, "--hang-timeout=", 15)) hang = a + 15;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--shim") && i + 1 < argc) shim_opt = argv[++i];
         else if (a[0] == '-') { fprintf(stderr, "cudashim run: unknown option %s\n", a); usage(stderr); return EXIT_USAGE; }
@@ -115,6 +124,12 @@ int cmd_run(int argc, char **argv)
     if (!getenv("CUDASHIM_TRACE_FILE")) setenv("CUDASHIM_TRACE_FILE", "cudashim-%h-%R%p.jsonl", 1);
     if (!getenv("CUDASHIM_EXPECT_GPU")) setenv("CUDASHIM_EXPECT_GPU", "1", 1);
     if (all) setenv("CUDASHIM_TRACE_ALL", "1", 1);
+    if (sync) setenv("CUDASHIM_SYNC_LAUNCHES", sync, 1);
+    if (hang) {
+        char *end;
+        if (strtod(hang, &end) <= 0 || *end) { fprintf(stderr, "cudashim run: --hang-timeout wants seconds, not '%s'\n", hang); return EXIT_USAGE; }
+        setenv("CUDASHIM_HANG_TIMEOUT", hang, 1);
+    }
     if (!quiet && !getenv("CUDASHIM_STDERR")) setenv("CUDASHIM_STDERR", "0", 1);  /* the report says it all */
 
     fflush(stdout);
