@@ -365,36 +365,30 @@ int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **
     return 1;
 }
 
+/* A kernel lookup failed (lazy loading reports 209 here): explain with its module's image. */
+static void lookup_failed(struct cs_thread *t, int result, void *module, const char *name, const char *api)
+{
+    if (name) cs_extra_str(t, "kernel", name);
+    struct module *m;
+    struct cs_entry copy[MOD_ENTRIES];
+    pthread_rwlock_rdlock(&lock);
+    HASH_FIND_PTR(modules, &module, m);
+    int n = m ? m->n : 0;
+    if (m) memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
+    pthread_rwlock_unlock(&lock);
+    explain(t, result, copy, n, api, name);
+}
+
 void cs_hook_cuModuleGetFunction(struct cs_thread *t, struct cs_event *ev, void *hfunc, void *hmod, void *name)
 {
     if (ev->result == 0 && hfunc) remember_function(*(void **)hfunc, hmod, name);
-    if (ev->result) {
-        if (name) cs_extra_str(t, "kernel", name);
-        struct module *m;
-        pthread_rwlock_rdlock(&lock);
-        HASH_FIND_PTR(modules, &hmod, m);
-        struct cs_entry copy[MOD_ENTRIES];
-        int n = m ? m->n : 0;
-        if (m) memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
-        pthread_rwlock_unlock(&lock);
-        explain(t, ev->result, copy, n, "cuModuleGetFunction", name);
-    }
+    if (ev->result) lookup_failed(t, ev->result, hmod, name, "cuModuleGetFunction");
 }
 
 void cs_hook_cuLibraryGetKernel(struct cs_thread *t, struct cs_event *ev, void *pkernel, void *library, void *name)
 {
     if (ev->result == 0 && pkernel) remember_function(*(void **)pkernel, library, name);
-    if (ev->result) {
-        if (name) cs_extra_str(t, "kernel", name);
-        struct module *m;
-        pthread_rwlock_rdlock(&lock);
-        HASH_FIND_PTR(modules, &library, m);
-        struct cs_entry copy[MOD_ENTRIES];
-        int n = m ? m->n : 0;
-        if (m) memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
-        pthread_rwlock_unlock(&lock);
-        explain(t, ev->result, copy, n, "cuLibraryGetKernel", name);
-    }
+    if (ev->result) lookup_failed(t, ev->result, library, name, "cuLibraryGetKernel");
 }
 
 void cs_hook_cuKernelGetFunction(struct cs_thread *t, struct cs_event *ev, void *pfunc, void *kernel)
