@@ -2,14 +2,14 @@
 # Validation on a real GPU stack (issue 9): builds the shim, runs a small PyTorch training loop
 # without the shim, in default mode and in ALL mode, and checks losses, exit codes and traces.
 # Writes a summary table and the traces to OUT (default build/gpu-validation). Exits 77 where
-# there is no GPU or no PyTorch. Part 1 only so far; planted failures and two NCCL ranks are
-# still to be written (see the issue).
+# there is no GPU or no PyTorch. Part 2 plants failures (a device-side assert, an impossible
+# allocation) and checks that the report names them, and that a healthy run has no alarm.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:-$ROOT/build/gpu-validation}
 command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 || { echo "skipped: no GPU"; exit 77; }
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || { echo "skipped: no CUDA PyTorch"; exit 77; }
-make -C "$ROOT" -s build/libcudashim.so || exit 1
+make -C "$ROOT" -s build/libcudashim.so build/cudashim || exit 1
 mkdir -p "$OUT"
 cat > "$OUT/train.py" <<'PY'
 import time, torch, torch.nn as nn
@@ -49,4 +49,34 @@ p=$(awk '/median_step_s/{print $2}' "$OUT/plain.txt"); d=$(awk '/median_step_s/{
     echo "| step overhead default / all | $(awk -v p="$p" -v d="$d" -v a="$a" 'BEGIN{printf "%.2f%% / %.2f%%", (d/p-1)*100, (a/p-1)*100}') |"
 } | tee "$OUT/summary.md"
 [ "$gpa" -gt 0 ] || ok=0
+
+# Part 2: the diagnosis on the real stack. A healthy run: no error or warning finding.
+"$ROOT/build/cudashim" report "$OUT/default" > "$OUT/report-healthy.txt"; rh=$?
+grep -qE "^  (error|warning) " "$OUT/report-healthy.txt" && { echo "false alarm on a healthy run"; ok=0; }
+# Which architectures does this PyTorch carry, and would they run here?
+lib=$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so"))')
+cc=$(python3 -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability())')
+"$ROOT/build/cudashim" inspect --device "$cc" --driver "${drv//[^0-9.]/}" "$lib" > "$OUT/inspect.txt" 2>&1; ri=$?
+# Planted: a device-side assert (an out-of-range index) surfaces at a later sync as 710.
+cat > "$OUT/assert.py" <<'PY'
+import torch
+x = torch.zeros(3, device="cuda"); i = torch.tensor([5], device="cuda")
+y = x[i]
+torch.cuda.synchronize()
+PY
+(cd "$OUT" && "$ROOT/build/cudashim" run -o "$OUT/assert" -- python3 assert.py) > "$OUT/assert.txt" 2>&1
+grep -q "async-kernel-error" "$OUT/assert.txt" || { echo "the device-side assert is not diagnosed"; ok=0; }
+# Planted: an allocation larger than the GPU.
+cat > "$OUT/oom.py" <<'PY'
+import torch
+torch.empty(1 << 50, dtype=torch.uint8, device="cuda")
+PY
+(cd "$OUT" && "$ROOT/build/cudashim" run -o "$OUT/oom" -- python3 oom.py) > "$OUT/oom.txt" 2>&1
+grep -q "out-of-memory" "$OUT/oom.txt" || { echo "the OOM is not diagnosed"; ok=0; }
+{
+    echo "| healthy report exit status | $rh |"
+    echo "| inspect libtorch_cuda.so on sm_${cc/./} | exit $ri, $(grep -m1 'would run' "$OUT/inspect.txt" | sed 's/^ *//') |"
+    echo "| device-side assert diagnosed | $(grep -c async-kernel-error "$OUT/assert.txt") |"
+    echo "| OOM diagnosed | $(grep -c out-of-memory "$OUT/oom.txt") |"
+} | tee -a "$OUT/summary.md"
 [ $ok = 1 ]
