@@ -157,9 +157,24 @@ int cs_api_index_of_ptr(struct cs_api *api, void *p, const char *hint)
     return best;
 }
 
+/* The library's own definition when it is loaded and has the function. Otherwise the next
+ * definition after the shim, which is what the program would have called without it: a
+ * framework that links NCCL or cuDNN statically and exports their names, a test's mock driver,
+ * a stub. Only when there is none does a wrapper answer "not found" (a call that could not have
+ * been linked without the shim). */
 void *cs_real_resolve(struct cs_api *api, int idx)
 {
-    if (!cs_api_bind(api))
-        return CS_REAL_MISSING;  /* library not loaded: nothing to call */
-    return atomic_load(&api->real[idx - api->base]);
+    void *_Atomic *slot = &api->real[idx - api->base];
+    void *p = atomic_load(slot);
+    if (!p && cs_api_bind(api)) p = atomic_load(slot);
+    if (p && p != CS_REAL_MISSING) return p;
+    void *next = cs_elf_next(api->names[idx - api->base], (void *)cs_real_resolve);
+    void *expected = p;
+    if (next) {
+        atomic_compare_exchange_strong(slot, &expected, next);
+        return atomic_load(slot);
+    }
+    /* Nothing yet: remembered as absent only once the library is bound (it may load later). */
+    if (p == CS_REAL_MISSING) atomic_compare_exchange_strong(slot, &expected, CS_REAL_ABSENT);
+    return CS_REAL_ABSENT;
 }

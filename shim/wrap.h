@@ -36,7 +36,7 @@ struct cs_api {
     const char *const *names;    /* sorted, for binary search */
     const uint8_t *classes;
     void *const *via[CS_VIA_COUNT];
-    void *_Atomic *real;         /* resolved lazily; CS_REAL_MISSING when absent */
+    void *_Atomic *real;         /* resolved lazily; CS_REAL_MISSING / CS_REAL_ABSENT when absent */
     const char *(*result_name)(int32_t);
     int32_t benign;              /* a non-zero result that is an answer, not a failure */
     /* filled at bind time */
@@ -44,7 +44,8 @@ struct cs_api {
     struct cs_ptr_index *_Atomic by_ptr;
 };
 
-#define CS_REAL_MISSING ((void *)1)
+#define CS_REAL_MISSING ((void *)1)  /* the library lacks it; the next definition not yet looked for */
+#define CS_REAL_ABSENT ((void *)2)   /* defined nowhere after the shim */
 
 /* Ring events are compact and fixed-size; formatting happens later, off the hot path. */
 enum { CS_EV_WRITTEN = 1, CS_EV_FAILED = 2, CS_EV_ANSWER = 4 /* non-zero, but an answer (lookup miss) */ };
@@ -142,9 +143,9 @@ static inline uint64_t cs_ticks(void)
 static inline void *cs_real(struct cs_api *api, int idx)
 {
     void *p = atomic_load_explicit(&api->real[idx - api->base], memory_order_relaxed);
-    if (cs_unlikely(!p))
+    if (cs_unlikely((uintptr_t)p <= (uintptr_t)CS_REAL_MISSING))
         p = cs_real_resolve(api, idx);
-    return p == CS_REAL_MISSING ? NULL : p;
+    return p == CS_REAL_ABSENT ? NULL : p;
 }
 
 static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api, int idx, int via,

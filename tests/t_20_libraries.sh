@@ -72,6 +72,18 @@ grep -q '"type":"hang","tid":[0-9]*,"inside":"ncclCommInitRank"' "$trace" || fai
 run nohang RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809"
 grep -q '"type":"hang"' "$trace" && fail "a hang report without CUDASHIM_HANG_TIMEOUT"
 
+# A framework that links NCCL statically and exports its names (no libnccl.so.2 loaded): the
+# program's calls still reach that copy, traced, and behave exactly as without the shim.
+mkdir -p "$TMP/static"
+$CC -shared -fPIC -O1 -o "$TMP/static/libframework_cuda.so" -Wl,-soname,libframework_cuda.so -DVERSION=21805 \
+    "$ROOT/tests/programs/libs/fake_nccl.c" || fail "framework library"
+compile nccl_static tests/programs/nccl_rank.c -L"$TMP/static" -lframework_cuda -Wl,-rpath,"$TMP/static" -L"$FAKES" -lcuda
+LD_LIBRARY_PATH="$FAKES" FAKE_NCCL_FAIL_ALLREDUCE=3 same_behaviour ./nccl_static 2 | grep -q "ncclAllReduce=3" ||
+    fail "the statically linked NCCL was not called"
+mkdir -p "$TMP/st"
+LD_LIBRARY_PATH="$FAKES" FAKE_NCCL_FAIL_ALLREDUCE=3 CUDASHIM_TRACE_DIR="$TMP/st" with_shim ./nccl_static 2 >/dev/null 2>&1 || true
+assert_eq "$(q count "$(ls "$TMP"/st/*.jsonl)" api=ncclAllReduce result_name=ncclInternalError)" 2 "calls to a static NCCL are traced"
+
 # NVIDIA's real libraries: with no GPU their calls fail, with their own names and words.
 if [ -e "$CUDA/lib64/libcudnn.so.9" ] && [ -e "$CUDA/lib64/libcublas.so.13" ] && [ -e "$CUDA/lib64/libnccl.so.2" ]; then
     mkdir -p "$TMP/real"
