@@ -473,6 +473,11 @@ void cs_diagnose_dlerror(const char *msg)
         if (!is_cuda_name(base_name(needer)) && !provider_of(sym)) return;
         const char *prov = vernode[0] ? vernode : provider_of(sym);
         if (!prov || !is_cuda_name(prov)) return;
+        /* A lookup that found nothing ("libcuda.so.1: undefined symbol: cuFoo", from dlsym) names
+         * the library searched, which is the provider itself; a failed load names the library
+         * that needed the symbol. Lookups are probes (see cs_diagnose_dlsym_miss), and the shim's
+         * own next-definition lookups are not the program's. */
+        if (!strncmp(base_name(needer), prov, strlen(prov)) || !strncmp(base_name(needer), "libcudashim", 11)) return;
         cs_inventory_refresh(0);
         /* The stale copy: the loaded library that should have provided the symbol. */
         const struct cs_library *stale = NULL;

@@ -46,8 +46,9 @@ static void *substitute(struct cs_api *api, int idx, void *p, void *handle, cons
     int i = idx - api->base;
     if (handle == RTLD_NEXT)  /* only when the library is not loaded: see wants_substitution() */
         return p;
-    if (handle == RTLD_DEFAULT && p == api->via[CS_VIA_LINKED][i]) {
-        /* The global lookup found our exported wrapper. Without the shim the caller would
+    if (p == api->via[CS_VIA_LINKED][i]) {
+        /* A global-scope lookup (RTLD_DEFAULT, or the handle of dlopen(NULL) that Python's
+         * ctypes.CDLL(None) uses) found our exported wrapper. Without the shim the caller would
          * have got the next definition: give that (NULL when the library is not loaded), or
          * our dlsym-reached wrapper when it is the library's own function. */
         void *next = lookup_next(name, version);

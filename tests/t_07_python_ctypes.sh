@@ -23,4 +23,11 @@ FAKE_CUDA_COUNTS="$TMP/counts" CUDASHIM_TRACE_ALL=1 with_shim python3 prog.py >/
 t=$(only_trace)
 diff <(q summary "$t") <(q counts "$TMP"/counts.*) || fail "ALL-mode counts differ from the driver's"
 assert_eq "$(q count "$t" api=cuDriverGetVersion via=dlsym)" 50 "ctypes calls via dlsym"
+# ctypes.CDLL(None) searches the global scope: before libcuda is loaded it must not find the
+# shim's exports (no CUDA function exists there without the shim), after it finds the driver's.
+probe='import ctypes; print(hasattr(ctypes.CDLL(None), "cuInit"), hasattr(ctypes.CDLL(None), "ncclGetVersion"), hasattr(ctypes.CDLL(None), "cudnnCreate"))'
+assert_eq "$(with_shim python3 -c "$probe")" "$(env LD_PRELOAD="$ASAN_LIB" python3 -c "$probe")" "global-scope lookups as without the shim"
+assert_eq "$(with_shim python3 -c "$probe")" "False False False" "no CUDA function in the global scope"
+after='import ctypes; ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL); print(ctypes.CDLL(None).cuDriverGetVersion(ctypes.byref(ctypes.c_int())))'
+assert_eq "$(with_shim python3 -c "$after" 2>/dev/null)" 0 "after loading libcuda, the global scope finds it"
 echo ok
