@@ -178,3 +178,19 @@ void *cs_real_resolve(struct cs_api *api, int idx)
     if (p == CS_REAL_MISSING) atomic_compare_exchange_strong(slot, &expected, CS_REAL_ABSENT);
     return CS_REAL_ABSENT;
 }
+
+void *cs_real_in(struct cs_api *api, int idx, const char *soname, void *_Atomic *slot)
+{
+    void *p = atomic_load_explicit(slot, memory_order_acquire);
+    if (cs_likely(p)) return p;
+    void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    if (h) {
+        p = cs_real_dlsym()(h, api->names[idx - api->base]);
+        dlclose(h);  /* still loaded: the program holds it */
+    }
+    if (p) {
+        atomic_store_explicit(slot, p, memory_order_release);
+        return p;
+    }
+    return cs_real(api, idx);  /* that major is not loaded: whatever the API resolves to */
+}

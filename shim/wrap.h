@@ -140,6 +140,10 @@ static inline uint64_t cs_ticks(void)
     return cs_ticks_slow();
 }
 
+/* The real function from one named library (an older major's versioned name): that library's
+ * own definition when it is loaded, else the API's usual one. Cached in *slot. */
+void *cs_real_in(struct cs_api *api, int idx, const char *soname, void *_Atomic *slot);
+
 static inline void *cs_real(struct cs_api *api, int idx)
 {
     void *p = atomic_load_explicit(&api->real[idx - api->base], memory_order_relaxed);

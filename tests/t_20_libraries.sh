@@ -84,6 +84,23 @@ mkdir -p "$TMP/st"
 LD_LIBRARY_PATH="$FAKES" FAKE_NCCL_FAIL_ALLREDUCE=3 CUDASHIM_TRACE_DIR="$TMP/st" with_shim ./nccl_static 2 >/dev/null 2>&1 || true
 assert_eq "$(q count "$(ls "$TMP"/st/*.jsonl)" api=ncclAllReduce result_name=ncclInternalError)" 2 "calls to a static NCCL are traced"
 
+# Two frameworks, two cuDNN majors in one process: each keeps calling its own copy.
+for m in 8 9; do
+    v=$([ $m = 8 ] && echo 8907 || echo 91900)
+    mkdir -p "$TMP/cudnn$m"
+    $CC -shared -fPIC -o "$TMP/cudnn$m/libcudnn.so.$m" -Wl,-soname,libcudnn.so.$m -DFAKE_CUDNN -DVERSION=$v -DCUDART=12080 \
+        -Wl,--version-script=<(echo "libcudnn.so.$m { global: *; };") "$ROOT/tests/programs/libs/fake_stack.c" || fail "cuDNN $m"
+    ln -sf "libcudnn.so.$m" "$TMP/cudnn$m/libcudnn.so"
+    $CC -shared -fPIC -o "$TMP/cudnn$m/libframework$m.so" -DFRAMEWORK_FN=framework${m}_version \
+        "$ROOT/tests/programs/libs/framework_cudnn.c" -L"$TMP/cudnn$m" -lcudnn -Wl,-rpath,"$TMP/cudnn$m" || fail "framework $m"
+done
+compile two_cudnn tests/programs/two_cudnn.c -L"$TMP/cudnn8" -lframework8 -L"$TMP/cudnn9" -lframework9 \
+    -Wl,-rpath,"$TMP/cudnn8:$TMP/cudnn9"
+assert_eq "$(same_behaviour ./two_cudnn)" "framework8=8907 framework9=91900" "each framework calls its own cuDNN"
+mkdir -p "$TMP/two"
+CUDASHIM_TRACE_DIR="$TMP/two" CUDASHIM_TRACE_ALL=1 with_shim ./two_cudnn >/dev/null
+assert_eq "$(q count "$(ls "$TMP"/two/*.jsonl)" api=cudnnGetVersion via=linked)" 2 "both calls traced"
+
 # NVIDIA's real libraries: with no GPU their calls fail, with their own names and words.
 if [ -e "$CUDA/lib64/libcudnn.so.9" ] && [ -e "$CUDA/lib64/libcublas.so.13" ] && [ -e "$CUDA/lib64/libnccl.so.2" ]; then
     mkdir -p "$TMP/real"

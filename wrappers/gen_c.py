@@ -94,11 +94,11 @@ def gen_api(api, base):
             continue
         status = ret in ("u32", "i32")
         retv = "(uint32_t)r" if status else "0"
-        wargs = ", ".join(["uint8_t via"] + ["%s %s" % (ctype(a), pn) for a, pn in r["params"]])
+        wargs = ", ".join(["uint8_t via", "void *realp"] + ["%s %s" % (ctype(a), pn) for a, pn in r["params"]])
         c.append("static inline __attribute__((always_inline)) %s cs_w_%s(%s)" % (ctype(ret), n, wargs))
         c.append("{")
         c.append("    typedef %s (*fn_t)(%s);" % (ctype(ret), ptypes))
-        c.append("    fn_t real = (fn_t)cs_real(&cs_api_%s, %s);" % (api, idx))
+        c.append("    fn_t real = (fn_t)realp;")
         c.append("    struct cs_thread *t;")
         if status:
             c.append("    if (cs_unlikely(!real)) return (%s)cs_missing(&cs_api_%s, %s, via);" % (ctype(ret), api, idx))
@@ -118,13 +118,22 @@ def gen_api(api, base):
         c.append("    errno = saved_errno;")
         c.append("    return r;")
         c.append("}")
-        c.append("CS_EXPORT %s { return cs_w_%s(CS_VIA_LINKED%s); }" % (proto(r, n), n, ", " + args if args else ""))
-        c.append("%s { return cs_w_%s(CS_VIA_DLSYM%s); }" % (proto(r, "cs_d_" + n, "static "), n, ", " + args if args else ""))
-        c.append("%s { return cs_w_%s(CS_VIA_PROCADDR%s); }" % (proto(r, "cs_g_" + n, "static "), n, ", " + args if args else ""))
+        real = "cs_real(&cs_api_%s, %s)" % (api, idx)
+        tail = ", " + args if args else ""
+        c.append("CS_EXPORT %s { return cs_w_%s(CS_VIA_LINKED, %s%s); }" % (proto(r, n), n, real, tail))
+        c.append("%s { return cs_w_%s(CS_VIA_DLSYM, %s%s); }" % (proto(r, "cs_d_" + n, "static "), n, real, tail))
+        c.append("%s { return cs_w_%s(CS_VIA_PROCADDR, %s%s); }" % (proto(r, "cs_g_" + n, "static "), n, real, tail))
         for node in VERSION_NODES.get(api, [])[1:]:
+            # An older major's versioned name (cudnnCreate@libcudnn.so.8) calls that major's library,
+            # even when the newer one is loaded too (two frameworks in one process). A separate
+            # function, not an alias: ld drops the default version of a name whose alias shares its
+            # address.
             alias = "cs_v%s_%s" % (node.rsplit(".", 1)[1], n)
-            # a thunk, not an alias: ld drops the default version of a name whose alias shares its address
-            c.append("CS_EXPORT %s { return %s(%s); }" % (proto(r, alias), n, args))
+            c.append("CS_EXPORT %s" % proto(r, alias))
+            c.append("{")
+            c.append("    static void *_Atomic slot;")
+            c.append('    return cs_w_%s(CS_VIA_LINKED, cs_real_in(&cs_api_%s, %s, "%s", &slot)%s);' % (n, api, idx, node, tail))
+            c.append("}")
             c.append('__asm__(".symver %s, %s@%s");' % (alias, n, node))
         c.append("")
     c.append("static const char *const names[] = {")

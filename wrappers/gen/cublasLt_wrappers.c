@@ -9,10 +9,10 @@
 
 
 void cs_hook_cublasLtCreate(struct cs_thread *t, struct cs_event *ev, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtCreate(uint8_t via, void * lightHandle)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtCreate(uint8_t via, void *realp, void * lightHandle)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtCreate)))) return real(lightHandle);
@@ -26,16 +26,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtCreate(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_LINKED, lightHandle); }
-static uint32_t cs_d_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_DLSYM, lightHandle); }
-static uint32_t cs_g_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_PROCADDR, lightHandle); }
-CS_EXPORT uint32_t cs_v12_cublasLtCreate(void * lightHandle) { return cublasLtCreate(lightHandle); }
+CS_EXPORT uint32_t cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
+static uint32_t cs_d_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
+static uint32_t cs_g_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
+CS_EXPORT uint32_t cs_v12_cublasLtCreate(void * lightHandle)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, "libcublasLt.so.12", &slot), lightHandle);
+}
 __asm__(".symver cs_v12_cublasLtCreate, cublasLtCreate@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void * lightHandle)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void *realp, void * lightHandle)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtDestroy)))) return real(lightHandle);
@@ -48,16 +52,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtDestroy(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_LINKED, lightHandle); }
-static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_DLSYM, lightHandle); }
-static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_PROCADDR, lightHandle); }
-CS_EXPORT uint32_t cs_v12_cublasLtDestroy(void * lightHandle) { return cublasLtDestroy(lightHandle); }
+CS_EXPORT uint32_t cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+CS_EXPORT uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, "libcublasLt.so.12", &slot), lightHandle);
+}
 __asm__(".symver cs_v12_cublasLtDestroy, cublasLtDestroy@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8_t via, void * emulationDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8_t via, void *realp, void * emulationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescCreate)))) return real(emulationDesc);
@@ -70,16 +78,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, emulationDesc); }
-static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_DLSYM, emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, emulationDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc) { return cublasLtEmulationDescCreate(emulationDesc); }
+CS_EXPORT uint32_t cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, "libcublasLt.so.12", &slot), emulationDesc);
+}
 __asm__(".symver cs_v12_cublasLtEmulationDescCreate, cublasLtEmulationDescCreate@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint8_t via, void * emulationDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint8_t via, void *realp, void * emulationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescDestroy)))) return real(emulationDesc);
@@ -92,16 +104,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, emulationDesc); }
-static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, emulationDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc) { return cublasLtEmulationDescDestroy(emulationDesc); }
+CS_EXPORT uint32_t cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, "libcublasLt.so.12", &slot), emulationDesc);
+}
 __asm__(".symver cs_v12_cublasLtEmulationDescDestroy, cublasLtEmulationDescDestroy@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute(uint8_t via, void *realp, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescGetAttribute)))) return real(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -114,16 +130,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+}
 __asm__(".symver cs_v12_cublasLtEmulationDescGetAttribute, cublasLtEmulationDescGetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescInit_internal(uint8_t via, void * emulationDesc, uint64_t size)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescInit_internal(uint8_t via, void *realp, void * emulationDesc, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescInit_internal)))) return real(emulationDesc, size);
@@ -136,16 +156,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, emulationDesc, size); }
-static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, emulationDesc, size); }
-static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, emulationDesc, size); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cublasLtEmulationDescInit_internal(emulationDesc, size); }
+CS_EXPORT uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, "libcublasLt.so.12", &slot), emulationDesc, size);
+}
 __asm__(".symver cs_v12_cublasLtEmulationDescInit_internal, cublasLtEmulationDescInit_internal@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute(uint8_t via, void *realp, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescSetAttribute)))) return real(emulationDesc, attr, buf, sizeInBytes);
@@ -158,16 +182,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes);
+}
 __asm__(".symver cs_v12_cublasLtEmulationDescSetAttribute, cublasLtEmulationDescSetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetCudartVersion(uint8_t via)
+static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetCudartVersion(uint8_t via, void *realp)
 {
     typedef uint64_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetCudartVersion)))) return real();
@@ -180,16 +208,20 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetCudartVers
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED); }
-static uint64_t cs_d_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_DLSYM); }
-static uint64_t cs_g_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_PROCADDR); }
-CS_EXPORT uint64_t cs_v12_cublasLtGetCudartVersion(void) { return cublasLtGetCudartVersion(); }
+CS_EXPORT uint64_t cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
+static uint64_t cs_d_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
+static uint64_t cs_g_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
+CS_EXPORT uint64_t cs_v12_cublasLtGetCudartVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, "libcublasLt.so.12", &slot));
+}
 __asm__(".symver cs_v12_cublasLtGetCudartVersion, cublasLtGetCudartVersion@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, uint32_t type, void * value)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetProperty)))) return real(type, value);
@@ -202,16 +234,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtGetProperty(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_LINKED, type, value); }
-static uint32_t cs_d_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_DLSYM, type, value); }
-static uint32_t cs_g_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_PROCADDR, type, value); }
-CS_EXPORT uint32_t cs_v12_cublasLtGetProperty(uint32_t type, void * value) { return cublasLtGetProperty(type, value); }
+CS_EXPORT uint32_t cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
+static uint32_t cs_d_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
+static uint32_t cs_g_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
+CS_EXPORT uint32_t cs_v12_cublasLtGetProperty(uint32_t type, void * value)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, "libcublasLt.so.12", &slot), type, value);
+}
 __asm__(".symver cs_v12_cublasLtGetProperty, cublasLtGetProperty@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusName(uint8_t via, uint32_t status)
+static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusName(uint8_t via, void *realp, uint32_t status)
 {
     typedef void * (*fn_t)(uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetStatusName)))) return real(status);
@@ -224,16 +260,20 @@ static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusName(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, status); }
-static void * cs_d_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_DLSYM, status); }
-static void * cs_g_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_PROCADDR, status); }
-CS_EXPORT void * cs_v12_cublasLtGetStatusName(uint32_t status) { return cublasLtGetStatusName(status); }
+CS_EXPORT void * cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
+static void * cs_d_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
+static void * cs_g_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
+CS_EXPORT void * cs_v12_cublasLtGetStatusName(uint32_t status)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, "libcublasLt.so.12", &slot), status);
+}
 __asm__(".symver cs_v12_cublasLtGetStatusName, cublasLtGetStatusName@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusString(uint8_t via, uint32_t status)
+static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusString(uint8_t via, void *realp, uint32_t status)
 {
     typedef void * (*fn_t)(uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetStatusString)))) return real(status);
@@ -246,16 +286,20 @@ static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusString
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, status); }
-static void * cs_d_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_DLSYM, status); }
-static void * cs_g_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_PROCADDR, status); }
-CS_EXPORT void * cs_v12_cublasLtGetStatusString(uint32_t status) { return cublasLtGetStatusString(status); }
+CS_EXPORT void * cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
+static void * cs_d_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
+static void * cs_g_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
+CS_EXPORT void * cs_v12_cublasLtGetStatusString(uint32_t status)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, "libcublasLt.so.12", &slot), status);
+}
 __asm__(".symver cs_v12_cublasLtGetStatusString, cublasLtGetStatusString@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetVersion(uint8_t via)
+static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetVersion(uint8_t via, void *realp)
 {
     typedef uint64_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetVersion)))) return real();
@@ -268,16 +312,20 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetVersion(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_LINKED); }
-static uint64_t cs_d_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_DLSYM); }
-static uint64_t cs_g_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_PROCADDR); }
-CS_EXPORT uint64_t cs_v12_cublasLtGetVersion(void) { return cublasLtGetVersion(); }
+CS_EXPORT uint64_t cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
+static uint64_t cs_d_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
+static uint64_t cs_g_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
+CS_EXPORT uint64_t cs_v12_cublasLtGetVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, "libcublasLt.so.12", &slot));
+}
 __asm__(".symver cs_v12_cublasLtGetVersion, cublasLtGetVersion@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void * capacity)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void *realp, void * capacity)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity)))) return real(capacity);
@@ -290,16 +338,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, capacity); }
-static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, capacity); }
-CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cublasLtHeuristicsCacheGetCapacity(capacity); }
+CS_EXPORT uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, "libcublasLt.so.12", &slot), capacity);
+}
 __asm__(".symver cs_v12_cublasLtHeuristicsCacheGetCapacity, cublasLtHeuristicsCacheGetCapacity@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacity(uint8_t via, uint64_t capacity)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacity(uint8_t via, void *realp, uint64_t capacity)
 {
     typedef uint32_t (*fn_t)(uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity)))) return real(capacity);
@@ -312,16 +364,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, capacity); }
-static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, capacity); }
-CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cublasLtHeuristicsCacheSetCapacity(capacity); }
+CS_EXPORT uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, "libcublasLt.so.12", &slot), capacity);
+}
 __asm__(".symver cs_v12_cublasLtHeuristicsCacheSetCapacity, cublasLtHeuristicsCacheSetCapacity@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerForceDisable)))) return real();
@@ -334,16 +390,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerForceDi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED); }
-static uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_DLSYM); }
-static uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_PROCADDR); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerForceDisable(void) { return cublasLtLoggerForceDisable(); }
+CS_EXPORT uint32_t cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+static uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+static uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+CS_EXPORT uint32_t cs_v12_cublasLtLoggerForceDisable(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, "libcublasLt.so.12", &slot));
+}
 __asm__(".symver cs_v12_cublasLtLoggerForceDisable, cublasLtLoggerForceDisable@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t via, void * logFile)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t via, void *realp, void * logFile)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerOpenFile)))) return real(logFile);
@@ -356,16 +416,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerOpenFil
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, logFile); }
-static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_DLSYM, logFile); }
-static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, logFile); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile) { return cublasLtLoggerOpenFile(logFile); }
+CS_EXPORT uint32_t cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+CS_EXPORT uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, "libcublasLt.so.12", &slot), logFile);
+}
 __asm__(".symver cs_v12_cublasLtLoggerOpenFile, cublasLtLoggerOpenFile@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t via, void * callback)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t via, void *realp, void * callback)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetCallback)))) return real(callback);
@@ -378,16 +442,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetCall
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, callback); }
-static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_DLSYM, callback); }
-static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, callback); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback) { return cublasLtLoggerSetCallback(callback); }
+CS_EXPORT uint32_t cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, "libcublasLt.so.12", &slot), callback);
+}
 __asm__(".symver cs_v12_cublasLtLoggerSetCallback, cublasLtLoggerSetCallback@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via, void * file)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via, void *realp, void * file)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetFile)))) return real(file);
@@ -400,16 +468,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetFile
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, file); }
-static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_DLSYM, file); }
-static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_PROCADDR, file); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetFile(void * file) { return cublasLtLoggerSetFile(file); }
+CS_EXPORT uint32_t cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, "libcublasLt.so.12", &slot), file);
+}
 __asm__(".symver cs_v12_cublasLtLoggerSetFile, cublasLtLoggerSetFile@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t via, int32_t level)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t via, void *realp, int32_t level)
 {
     typedef uint32_t (*fn_t)(int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetLevel)))) return real(level);
@@ -422,16 +494,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetLeve
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, level); }
-static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_DLSYM, level); }
-static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, level); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level) { return cublasLtLoggerSetLevel(level); }
+CS_EXPORT uint32_t cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, "libcublasLt.so.12", &slot), level);
+}
 __asm__(".symver cs_v12_cublasLtLoggerSetLevel, cublasLtLoggerSetLevel@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via, int32_t mask)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via, void *realp, int32_t mask)
 {
     typedef uint32_t (*fn_t)(int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetMask)))) return real(mask);
@@ -444,16 +520,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetMask
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, mask); }
-static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_DLSYM, mask); }
-static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_PROCADDR, mask); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask) { return cublasLtLoggerSetMask(mask); }
+CS_EXPORT uint32_t cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.12", &slot), mask);
+}
 __asm__(".symver cs_v12_cublasLtLoggerSetMask, cublasLtLoggerSetMask@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void *realp, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmul)))) return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
@@ -466,16 +546,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmul(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+CS_EXPORT uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, "libcublasLt.so.12", &slot), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+}
 __asm__(".symver cs_v12_cublasLtMatmul, cublasLtMatmul@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute)))) return real(algo, attr, buf, sizeInBytes, sizeWritten);
@@ -488,16 +572,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCap
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
+}
 __asm__(".symver cs_v12_cublasLtMatmulAlgoCapGetAttribute, cublasLtMatmulAlgoCapGetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t via, void *realp, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoCheck)))) return real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
@@ -510,16 +598,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoChe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+CS_EXPORT uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+}
 __asm__(".symver cs_v12_cublasLtMatmulAlgoCheck, cublasLtMatmulAlgoCheck@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute)))) return real(algo, attr, buf, sizeInBytes, sizeWritten);
@@ -532,16 +624,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCon
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
+}
 __asm__(".symver cs_v12_cublasLtMatmulAlgoConfigGetAttribute, cublasLtMatmulAlgoConfigGetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute)))) return real(algo, attr, buf, sizeInBytes);
@@ -554,16 +650,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCon
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes);
+}
 __asm__(".symver cs_v12_cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigSetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void *realp, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic)))) return real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
@@ -576,16 +676,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGet
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+CS_EXPORT uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+}
 __asm__(".symver cs_v12_cublasLtMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t via, void *realp, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoGetIds)))) return real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
@@ -598,16 +702,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGet
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+CS_EXPORT uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+}
 __asm__(".symver cs_v12_cublasLtMatmulAlgoGetIds, cublasLtMatmulAlgoGetIds@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t via, void *realp, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoInit)))) return real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
@@ -620,16 +728,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoIni
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+CS_EXPORT uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+}
 __asm__(".symver cs_v12_cublasLtMatmulAlgoInit, cublasLtMatmulAlgoInit@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t via, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t via, void *realp, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescCreate)))) return real(matmulDesc, computeType, scaleType);
@@ -642,16 +754,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescCre
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, matmulDesc, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, matmulDesc, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, matmulDesc, computeType, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType); }
+CS_EXPORT uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.12", &slot), matmulDesc, computeType, scaleType);
+}
 __asm__(".symver cs_v12_cublasLtMatmulDescCreate, cublasLtMatmulDescCreate@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t via, void * matmulDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t via, void *realp, void * matmulDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescDestroy)))) return real(matmulDesc);
@@ -664,16 +780,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, matmulDesc); }
-static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, matmulDesc); }
-static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, matmulDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc) { return cublasLtMatmulDescDestroy(matmulDesc); }
+CS_EXPORT uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, "libcublasLt.so.12", &slot), matmulDesc);
+}
 __asm__(".symver cs_v12_cublasLtMatmulDescDestroy, cublasLtMatmulDescDestroy@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(uint8_t via, void *realp, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescGetAttribute)))) return real(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -686,16 +806,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescGet
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+}
 __asm__(".symver cs_v12_cublasLtMatmulDescGetAttribute, cublasLtMatmulDescGetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(uint8_t via, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(uint8_t via, void *realp, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescInit_internal)))) return real(matmulDesc, size, computeType, scaleType);
@@ -708,16 +832,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescIni
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, matmulDesc, size, computeType, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType); }
+CS_EXPORT uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.12", &slot), matmulDesc, size, computeType, scaleType);
+}
 __asm__(".symver cs_v12_cublasLtMatmulDescInit_internal, cublasLtMatmulDescInit_internal@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(uint8_t via, void *realp, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescSetAttribute)))) return real(matmulDesc, attr, buf, sizeInBytes);
@@ -730,16 +858,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescSet
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes);
+}
 __asm__(".symver cs_v12_cublasLtMatmulDescSetAttribute, cublasLtMatmulDescSetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(uint8_t via, void * pref)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(uint8_t via, void *realp, void * pref)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceCreate)))) return real(pref);
@@ -752,16 +884,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, pref); }
-static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, pref); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref) { return cublasLtMatmulPreferenceCreate(pref); }
+CS_EXPORT uint32_t cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, "libcublasLt.so.12", &slot), pref);
+}
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceCreate@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(uint8_t via, void * pref)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(uint8_t via, void *realp, void * pref)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceDestroy)))) return real(pref);
@@ -774,16 +910,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, pref); }
-static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, pref); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref) { return cublasLtMatmulPreferenceDestroy(pref); }
+CS_EXPORT uint32_t cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, "libcublasLt.so.12", &slot), pref);
+}
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void *realp, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute)))) return real(pref, attr, buf, sizeInBytes, sizeWritten);
@@ -796,16 +936,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes, sizeWritten);
+}
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceGetAttribute, cublasLtMatmulPreferenceGetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_internal(uint8_t via, void * pref, uint64_t size)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_internal(uint8_t via, void *realp, void * pref, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal)))) return real(pref, size);
@@ -818,16 +962,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, pref, size); }
-static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, pref, size); }
-static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, pref, size); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cublasLtMatmulPreferenceInit_internal(pref, size); }
+CS_EXPORT uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, "libcublasLt.so.12", &slot), pref, size);
+}
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceInit_internal, cublasLtMatmulPreferenceInit_internal@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void *realp, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute)))) return real(pref, attr, buf, sizeInBytes);
@@ -840,16 +988,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes);
+}
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_t via, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_t via, void *realp, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t, uint64_t, int64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutCreate)))) return real(matLayout, type, rows, cols, ld);
@@ -862,16 +1014,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutC
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, matLayout, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, matLayout, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, matLayout, type, rows, cols, ld); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld); }
+CS_EXPORT uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.12", &slot), matLayout, type, rows, cols, ld);
+}
 __asm__(".symver cs_v12_cublasLtMatrixLayoutCreate, cublasLtMatrixLayoutCreate@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8_t via, void * matLayout)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8_t via, void *realp, void * matLayout)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutDestroy)))) return real(matLayout);
@@ -884,16 +1040,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutD
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, matLayout); }
-static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, matLayout); }
-static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, matLayout); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout) { return cublasLtMatrixLayoutDestroy(matLayout); }
+CS_EXPORT uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, "libcublasLt.so.12", &slot), matLayout);
+}
 __asm__(".symver cs_v12_cublasLtMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(uint8_t via, void *realp, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute)))) return real(matLayout, attr, buf, sizeInBytes, sizeWritten);
@@ -906,16 +1066,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutG
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
+}
 __asm__(".symver cs_v12_cublasLtMatrixLayoutGetAttribute, cublasLtMatrixLayoutGetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal(uint8_t via, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal(uint8_t via, void *realp, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutInit_internal)))) return real(matLayout, size, type, rows, cols, ld);
@@ -928,16 +1092,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutI
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, matLayout, size, type, rows, cols, ld); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld); }
+CS_EXPORT uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.12", &slot), matLayout, size, type, rows, cols, ld);
+}
 __asm__(".symver cs_v12_cublasLtMatrixLayoutInit_internal, cublasLtMatrixLayoutInit_internal@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(uint8_t via, void *realp, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute)))) return real(matLayout, attr, buf, sizeInBytes);
@@ -950,16 +1118,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutS
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes);
+}
 __asm__(".symver cs_v12_cublasLtMatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t via, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t via, void *realp, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransform)))) return real(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
@@ -972,16 +1144,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_DLSYM, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_PROCADDR, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+CS_EXPORT uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, "libcublasLt.so.12", &slot), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+}
 __asm__(".symver cs_v12_cublasLtMatrixTransform, cublasLtMatrixTransform@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate(uint8_t via, void * transformDesc, uint32_t scaleType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate(uint8_t via, void *realp, void * transformDesc, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescCreate)))) return real(transformDesc, scaleType);
@@ -994,16 +1170,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, transformDesc, scaleType); }
-static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, transformDesc, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, transformDesc, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cublasLtMatrixTransformDescCreate(transformDesc, scaleType); }
+CS_EXPORT uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, "libcublasLt.so.12", &slot), transformDesc, scaleType);
+}
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescCreate, cublasLtMatrixTransformDescCreate@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescDestroy(uint8_t via, void * transformDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescDestroy(uint8_t via, void *realp, void * transformDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescDestroy)))) return real(transformDesc);
@@ -1016,16 +1196,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, transformDesc); }
-static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, transformDesc); }
-static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, transformDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cublasLtMatrixTransformDescDestroy(transformDesc); }
+CS_EXPORT uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, "libcublasLt.so.12", &slot), transformDesc);
+}
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescDestroy, cublasLtMatrixTransformDescDestroy@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void *realp, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute)))) return real(transformDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -1038,16 +1222,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes, sizeWritten);
+}
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescGetAttribute, cublasLtMatrixTransformDescGetAttribute@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_internal(uint8_t via, void * transformDesc, uint64_t size, uint32_t scaleType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_internal(uint8_t via, void *realp, void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal)))) return real(transformDesc, size, scaleType);
@@ -1060,16 +1248,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, transformDesc, size, scaleType); }
-static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, transformDesc, size, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, transformDesc, size, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType); }
+CS_EXPORT uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, "libcublasLt.so.12", &slot), transformDesc, size, scaleType);
+}
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescInit_internal, cublasLtMatrixTransformDescInit_internal@libcublasLt.so.12");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void *realp, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute)))) return real(transformDesc, attr, buf, sizeInBytes);
@@ -1082,10 +1274,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes);
+}
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescSetAttribute, cublasLtMatrixTransformDescSetAttribute@libcublasLt.so.12");
 
 static const char *const names[] = {

@@ -8,10 +8,10 @@
 #include "cudnn_api.h"
 
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationBackward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationBackward(uint8_t via, void *realp, void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnActivationBackward)))) return real(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -24,16 +24,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationBackwa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_LINKED, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_DLSYM, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_PROCADDR, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cudnnActivationBackward(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnActivationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward, "libcudnn.so.8", &slot), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+}
 __asm__(".symver cs_v8_cudnnActivationBackward, cudnnActivationBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationForward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationForward(uint8_t via, void *realp, void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnActivationForward)))) return real(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
@@ -46,16 +50,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationForwar
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_LINKED, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_DLSYM, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_PROCADDR, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cudnnActivationForward(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnActivationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward, "libcudnn.so.8", &slot), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnActivationForward, cudnnActivationForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAddTensor(uint8_t via, void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAddTensor(uint8_t via, void *realp, void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnAddTensor)))) return real(handle, alpha, aDesc, A, beta, cDesc, C);
@@ -68,16 +76,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAddTensor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_LINKED, handle, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_DLSYM, handle, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_PROCADDR, handle, alpha, aDesc, A, beta, cDesc, C); }
-CS_EXPORT uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cudnnAddTensor(handle, alpha, aDesc, A, beta, cDesc, C); }
+CS_EXPORT uint32_t cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+CS_EXPORT uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnAddTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor, "libcudnn.so.8", &slot), handle, alpha, aDesc, A, beta, cDesc, C);
+}
 __asm__(".symver cs_v8_cudnnAddTensor, cudnnAddTensor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAdvVersionCheck(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAdvVersionCheck(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnAdvVersionCheck)))) return real();
@@ -90,17 +102,21 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAdvVersionCheck(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_PROCADDR); }
-CS_EXPORT uint32_t cs_v8_cudnnAdvVersionCheck(void) { return cudnnAdvVersionCheck(); }
+CS_EXPORT uint32_t cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+static uint32_t cs_d_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+static uint32_t cs_g_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+CS_EXPORT uint32_t cs_v8_cudnnAdvVersionCheck(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck, "libcudnn.so.8", &slot));
+}
 __asm__(".symver cs_v8_cudnnAdvVersionCheck, cudnnAdvVersionCheck@libcudnn.so.8");
 
 void cs_hook_cudnnBackendCreateDescriptor(struct cs_thread *t, struct cs_event *ev, uint32_t, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendCreateDescriptor(uint8_t via, uint32_t descriptorType, void * descriptor)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendCreateDescriptor(uint8_t via, void *realp, uint32_t descriptorType, void * descriptor)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendCreateDescriptor)))) return real(descriptorType, descriptor);
@@ -114,16 +130,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendCreateDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, descriptorType, descriptor); }
-static uint32_t cs_d_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_DLSYM, descriptorType, descriptor); }
-static uint32_t cs_g_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_PROCADDR, descriptorType, descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cudnnBackendCreateDescriptor(descriptorType, descriptor); }
+CS_EXPORT uint32_t cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
+static uint32_t cs_d_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
+static uint32_t cs_g_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor, "libcudnn.so.8", &slot), descriptorType, descriptor);
+}
 __asm__(".symver cs_v8_cudnnBackendCreateDescriptor, cudnnBackendCreateDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendDestroyDescriptor(uint8_t via, void * descriptor)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendDestroyDescriptor(uint8_t via, void *realp, void * descriptor)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendDestroyDescriptor)))) return real(descriptor);
@@ -136,17 +156,21 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendDestroyDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, descriptor); }
-static uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, descriptor); }
-static uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor) { return cudnnBackendDestroyDescriptor(descriptor); }
+CS_EXPORT uint32_t cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+static uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+static uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor, "libcudnn.so.8", &slot), descriptor);
+}
 __asm__(".symver cs_v8_cudnnBackendDestroyDescriptor, cudnnBackendDestroyDescriptor@libcudnn.so.8");
 
 void cs_hook_cudnnBackendExecute(struct cs_thread *t, struct cs_event *ev, void *, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendExecute(uint8_t via, void * handle, void * executionPlan, void * variantPack)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendExecute(uint8_t via, void *realp, void * handle, void * executionPlan, void * variantPack)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendExecute)))) return real(handle, executionPlan, variantPack);
@@ -160,17 +184,21 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendExecute(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, handle, executionPlan, variantPack); }
-static uint32_t cs_d_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_DLSYM, handle, executionPlan, variantPack); }
-static uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, handle, executionPlan, variantPack); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cudnnBackendExecute(handle, executionPlan, variantPack); }
+CS_EXPORT uint32_t cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+static uint32_t cs_d_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+static uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute, "libcudnn.so.8", &slot), handle, executionPlan, variantPack);
+}
 __asm__(".symver cs_v8_cudnnBackendExecute, cudnnBackendExecute@libcudnn.so.8");
 
 void cs_hook_cudnnBackendFinalize(struct cs_thread *t, struct cs_event *ev, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendFinalize(uint8_t via, void * descriptor)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendFinalize(uint8_t via, void *realp, void * descriptor)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendFinalize)))) return real(descriptor);
@@ -184,16 +212,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendFinalize(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, descriptor); }
-static uint32_t cs_d_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_DLSYM, descriptor); }
-static uint32_t cs_g_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_PROCADDR, descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendFinalize(void * descriptor) { return cudnnBackendFinalize(descriptor); }
+CS_EXPORT uint32_t cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
+static uint32_t cs_d_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
+static uint32_t cs_g_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendFinalize(void * descriptor)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize, "libcudnn.so.8", &slot), descriptor);
+}
 __asm__(".symver cs_v8_cudnnBackendFinalize, cudnnBackendFinalize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendGetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendGetAttribute(uint8_t via, void *realp, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendGetAttribute)))) return real(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
@@ -206,16 +238,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendGetAttrib
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-static uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-static uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cudnnBackendGetAttribute(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+CS_EXPORT uint32_t cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute, "libcudnn.so.8", &slot), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
+}
 __asm__(".symver cs_v8_cudnnBackendGetAttribute, cudnnBackendGetAttribute@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendInitialize(uint8_t via, void * descriptor)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendInitialize(uint8_t via, void *realp, void * descriptor)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendInitialize)))) return real(descriptor);
@@ -228,16 +264,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendInitializ
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, descriptor); }
-static uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_DLSYM, descriptor); }
-static uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_PROCADDR, descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendInitialize(void * descriptor) { return cudnnBackendInitialize(descriptor); }
+CS_EXPORT uint32_t cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+static uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+static uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendInitialize(void * descriptor)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize, "libcudnn.so.8", &slot), descriptor);
+}
 __asm__(".symver cs_v8_cudnnBackendInitialize, cudnnBackendInitialize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendPopulateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendPopulateCudaGraph(uint8_t via, void *realp, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendPopulateCudaGraph)))) return real(handle, executionPlan, variantPack, graph);
@@ -250,16 +290,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendPopulateC
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cudnnBackendPopulateCudaGraph(handle, executionPlan, variantPack, graph); }
+CS_EXPORT uint32_t cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+static uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+static uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph, "libcudnn.so.8", &slot), handle, executionPlan, variantPack, graph);
+}
 __asm__(".symver cs_v8_cudnnBackendPopulateCudaGraph, cudnnBackendPopulateCudaGraph@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendSetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendSetAttribute(uint8_t via, void *realp, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendSetAttribute)))) return real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
@@ -272,16 +316,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendSetAttrib
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-static uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-static uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cudnnBackendSetAttribute(descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+CS_EXPORT uint32_t cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute, "libcudnn.so.8", &slot), descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+}
 __asm__(".symver cs_v8_cudnnBackendSetAttribute, cudnnBackendSetAttribute@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendUpdateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendUpdateCudaGraph(uint8_t via, void *realp, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendUpdateCudaGraph)))) return real(handle, executionPlan, variantPack, graph);
@@ -294,16 +342,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendUpdateCud
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cudnnBackendUpdateCudaGraph(handle, executionPlan, variantPack, graph); }
+CS_EXPORT uint32_t cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+static uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+static uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+CS_EXPORT uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph, "libcudnn.so.8", &slot), handle, executionPlan, variantPack, graph);
+}
 __asm__(".symver cs_v8_cudnnBackendUpdateCudaGraph, cudnnBackendUpdateCudaGraph@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationBackward(uint8_t via, void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationBackward(uint8_t via, void *realp, void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationBackward)))) return real(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
@@ -316,16 +368,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-static uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-static uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cudnnBatchNormalizationBackward(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+CS_EXPORT uint32_t cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward, "libcudnn.so.8", &slot), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
+}
 __asm__(".symver cs_v8_cudnnBatchNormalizationBackward, cudnnBatchNormalizationBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationBackwardEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationBackwardEx(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, void *, uint64_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationBackwardEx)))) return real(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
@@ -338,16 +394,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cudnnBatchNormalizationBackwardEx(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx, "libcudnn.so.8", &slot), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnBatchNormalizationBackwardEx, cudnnBatchNormalizationBackwardEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationForwardInference(uint8_t via, void *realp, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationForwardInference)))) return real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
@@ -360,16 +420,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-static uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cudnnBatchNormalizationForwardInference(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+CS_EXPORT uint32_t cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference, "libcudnn.so.8", &slot), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
+}
 __asm__(".symver cs_v8_cudnnBatchNormalizationForwardInference, cudnnBatchNormalizationForwardInference@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationForwardTraining(uint8_t via, void *realp, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, double, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationForwardTraining)))) return real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
@@ -382,16 +446,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-static uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cudnnBatchNormalizationForwardTraining(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+CS_EXPORT uint32_t cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining, "libcudnn.so.8", &slot), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
+}
 __asm__(".symver cs_v8_cudnnBatchNormalizationForwardTraining, cudnnBatchNormalizationForwardTraining@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationForwardTrainingEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizationForwardTrainingEx(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, double, void *, void *, void *, void *, uint64_t, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx)))) return real(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
@@ -404,16 +472,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cudnnBatchNormalizationForwardTrainingEx(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, "libcudnn.so.8", &slot), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnBatchNormalizationForwardTrainingEx, cudnnBatchNormalizationForwardTrainingEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBuildRNNDynamic(uint8_t via, void * handle, void * rnnDesc, int32_t miniBatch)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBuildRNNDynamic(uint8_t via, void *realp, void * handle, void * rnnDesc, int32_t miniBatch)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBuildRNNDynamic)))) return real(handle, rnnDesc, miniBatch);
@@ -426,16 +498,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBuildRNNDynamic(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, handle, rnnDesc, miniBatch); }
-static uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_DLSYM, handle, rnnDesc, miniBatch); }
-static uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, handle, rnnDesc, miniBatch); }
-CS_EXPORT uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cudnnBuildRNNDynamic(handle, rnnDesc, miniBatch); }
+CS_EXPORT uint32_t cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+static uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+static uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+CS_EXPORT uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic, "libcudnn.so.8", &slot), handle, rnnDesc, miniBatch);
+}
 __asm__(".symver cs_v8_cudnnBuildRNNDynamic, cudnnBuildRNNDynamic@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss(uint8_t via, void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss(uint8_t via, void *realp, void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCTCLoss)))) return real(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
@@ -448,16 +524,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_LINKED, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_DLSYM, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_PROCADDR, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cudnnCTCLoss(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCTCLoss(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss, "libcudnn.so.8", &slot), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnCTCLoss, cudnnCTCLoss@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8_t via, void *realp, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCTCLoss_v8)))) return real(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
@@ -470,16 +550,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-static uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-static uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-CS_EXPORT uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cudnnCTCLoss_v8(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+CS_EXPORT uint32_t cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+CS_EXPORT uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8, "libcudnn.so.8", &slot), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
+}
 __asm__(".symver cs_v8_cudnnCTCLoss_v8, cudnnCTCLoss_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCnnVersionCheck(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCnnVersionCheck(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCnnVersionCheck)))) return real();
@@ -492,16 +576,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCnnVersionCheck(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_PROCADDR); }
-CS_EXPORT uint32_t cs_v8_cudnnCnnVersionCheck(void) { return cudnnCnnVersionCheck(); }
+CS_EXPORT uint32_t cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+static uint32_t cs_d_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+static uint32_t cs_g_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+CS_EXPORT uint32_t cs_v8_cudnnCnnVersionCheck(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck, "libcudnn.so.8", &slot));
+}
 __asm__(".symver cs_v8_cudnnCnnVersionCheck, cudnnCnnVersionCheck@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackwardBias(uint8_t via, void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackwardBias(uint8_t via, void *realp, void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBackwardBias)))) return real(handle, alpha, dyDesc, dy, beta, dbDesc, db);
@@ -514,16 +602,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackw
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-static uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-static uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cudnnConvolutionBackwardBias(handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+CS_EXPORT uint32_t cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias, "libcudnn.so.8", &slot), handle, alpha, dyDesc, dy, beta, dbDesc, db);
+}
 __asm__(".symver cs_v8_cudnnConvolutionBackwardBias, cudnnConvolutionBackwardBias@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackwardData(uint8_t via, void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackwardData(uint8_t via, void *realp, void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBackwardData)))) return real(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
@@ -536,16 +628,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackw
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_DLSYM, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cudnnConvolutionBackwardData(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData, "libcudnn.so.8", &slot), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
+}
 __asm__(".symver cs_v8_cudnnConvolutionBackwardData, cudnnConvolutionBackwardData@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackwardFilter(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackwardFilter(uint8_t via, void *realp, void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBackwardFilter)))) return real(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
@@ -558,16 +654,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackw
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-static uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-static uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cudnnConvolutionBackwardFilter(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+CS_EXPORT uint32_t cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
+}
 __asm__(".symver cs_v8_cudnnConvolutionBackwardFilter, cudnnConvolutionBackwardFilter@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBiasActivationForward(uint8_t via, void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBiasActivationForward(uint8_t via, void *realp, void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBiasActivationForward)))) return real(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
@@ -580,16 +680,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBiasA
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-static uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-static uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cudnnConvolutionBiasActivationForward(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+CS_EXPORT uint32_t cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward, "libcudnn.so.8", &slot), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnConvolutionBiasActivationForward, cudnnConvolutionBiasActivationForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionForward(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionForward(uint8_t via, void *realp, void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionForward)))) return real(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
@@ -602,17 +706,21 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionForwa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-static uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_DLSYM, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-static uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_PROCADDR, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cudnnConvolutionForward(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnConvolutionForward, cudnnConvolutionForward@libcudnn.so.8");
 
 void cs_hook_cudnnCreate(struct cs_thread *t, struct cs_event *ev, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreate(uint8_t via, void * handle)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreate(uint8_t via, void *realp, void * handle)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreate)))) return real(handle);
@@ -626,16 +734,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreate(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_LINKED, handle); }
-static uint32_t cs_d_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_DLSYM, handle); }
-static uint32_t cs_g_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_PROCADDR, handle); }
-CS_EXPORT uint32_t cs_v8_cudnnCreate(void * handle) { return cudnnCreate(handle); }
+CS_EXPORT uint32_t cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
+static uint32_t cs_d_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
+static uint32_t cs_g_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
+CS_EXPORT uint32_t cs_v8_cudnnCreate(void * handle)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreate, "libcudnn.so.8", &slot), handle);
+}
 __asm__(".symver cs_v8_cudnnCreate, cudnnCreate@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateActivationDescriptor(uint8_t via, void * activationDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateActivationDescriptor(uint8_t via, void *realp, void * activationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateActivationDescriptor)))) return real(activationDesc);
@@ -648,16 +760,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateActivation
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, activationDesc); }
-static uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
-static uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc) { return cudnnCreateActivationDescriptor(activationDesc); }
+CS_EXPORT uint32_t cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+static uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+static uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor, "libcudnn.so.8", &slot), activationDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateActivationDescriptor, cudnnCreateActivationDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateAttnDescriptor(uint8_t via, void * attnDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateAttnDescriptor(uint8_t via, void *realp, void * attnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateAttnDescriptor)))) return real(attnDesc);
@@ -670,16 +786,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateAttnDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, attnDesc); }
-static uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
-static uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc) { return cudnnCreateAttnDescriptor(attnDesc); }
+CS_EXPORT uint32_t cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+static uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+static uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor, "libcudnn.so.8", &slot), attnDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateAttnDescriptor, cudnnCreateAttnDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateCTCLossDescriptor(uint8_t via, void * ctcLossDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateCTCLossDescriptor)))) return real(ctcLossDesc);
@@ -692,16 +812,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateCTCLossDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
-static uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
-static uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cudnnCreateCTCLossDescriptor(ctcLossDesc); }
+CS_EXPORT uint32_t cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+static uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+static uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateCTCLossDescriptor, cudnnCreateCTCLossDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateConvolutionDescriptor(uint8_t via, void * convDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateConvolutionDescriptor(uint8_t via, void *realp, void * convDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateConvolutionDescriptor)))) return real(convDesc);
@@ -714,16 +838,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateConvolutio
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
-static uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
-static uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc) { return cudnnCreateConvolutionDescriptor(convDesc); }
+CS_EXPORT uint32_t cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+static uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+static uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor, "libcudnn.so.8", &slot), convDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateConvolutionDescriptor, cudnnCreateConvolutionDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateDropoutDescriptor(uint8_t via, void * dropoutDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateDropoutDescriptor)))) return real(dropoutDesc);
@@ -736,16 +864,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateDropoutDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
-static uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
-static uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cudnnCreateDropoutDescriptor(dropoutDesc); }
+CS_EXPORT uint32_t cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+static uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+static uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateDropoutDescriptor, cudnnCreateDropoutDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFilterDescriptor(uint8_t via, void * filterDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFilterDescriptor(uint8_t via, void *realp, void * filterDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFilterDescriptor)))) return real(filterDesc);
@@ -758,16 +890,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFilterDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, filterDesc); }
-static uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
-static uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc) { return cudnnCreateFilterDescriptor(filterDesc); }
+CS_EXPORT uint32_t cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+static uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+static uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor, "libcudnn.so.8", &slot), filterDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateFilterDescriptor, cudnnCreateFilterDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsConstParamPack(uint8_t via, void * constPack, uint32_t ops)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsConstParamPack(uint8_t via, void *realp, void * constPack, uint32_t ops)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFusedOpsConstParamPack)))) return real(constPack, ops);
@@ -780,16 +916,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsCo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, constPack, ops); }
-static uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, constPack, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack, ops); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cudnnCreateFusedOpsConstParamPack(constPack, ops); }
+CS_EXPORT uint32_t cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+static uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+static uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, "libcudnn.so.8", &slot), constPack, ops);
+}
 __asm__(".symver cs_v8_cudnnCreateFusedOpsConstParamPack, cudnnCreateFusedOpsConstParamPack@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsPlan(uint8_t via, void * plan, uint32_t ops)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsPlan(uint8_t via, void *realp, void * plan, uint32_t ops)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFusedOpsPlan)))) return real(plan, ops);
@@ -802,16 +942,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsPl
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, plan, ops); }
-static uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, plan, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, plan, ops); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cudnnCreateFusedOpsPlan(plan, ops); }
+CS_EXPORT uint32_t cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+static uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+static uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan, "libcudnn.so.8", &slot), plan, ops);
+}
 __asm__(".symver cs_v8_cudnnCreateFusedOpsPlan, cudnnCreateFusedOpsPlan@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsVariantParamPack(uint8_t via, void * varPack, uint32_t ops)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsVariantParamPack(uint8_t via, void *realp, void * varPack, uint32_t ops)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFusedOpsVariantParamPack)))) return real(varPack, ops);
@@ -824,16 +968,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsVa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, varPack, ops); }
-static uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack, ops); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cudnnCreateFusedOpsVariantParamPack(varPack, ops); }
+CS_EXPORT uint32_t cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+static uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+static uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, "libcudnn.so.8", &slot), varPack, ops);
+}
 __asm__(".symver cs_v8_cudnnCreateFusedOpsVariantParamPack, cudnnCreateFusedOpsVariantParamPack@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateLRNDescriptor(uint8_t via, void * normDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateLRNDescriptor(uint8_t via, void *realp, void * normDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateLRNDescriptor)))) return real(normDesc);
@@ -846,16 +994,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateLRNDescrip
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, normDesc); }
-static uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, normDesc); }
-static uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, normDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc) { return cudnnCreateLRNDescriptor(normDesc); }
+CS_EXPORT uint32_t cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+static uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+static uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor, "libcudnn.so.8", &slot), normDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateLRNDescriptor, cudnnCreateLRNDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateOpTensorDescriptor(uint8_t via, void * opTensorDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateOpTensorDescriptor)))) return real(opTensorDesc);
@@ -868,16 +1020,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateOpTensorDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
-static uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
-static uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cudnnCreateOpTensorDescriptor(opTensorDesc); }
+CS_EXPORT uint32_t cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+static uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+static uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateOpTensorDescriptor, cudnnCreateOpTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreatePoolingDescriptor(uint8_t via, void * poolingDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreatePoolingDescriptor(uint8_t via, void *realp, void * poolingDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreatePoolingDescriptor)))) return real(poolingDesc);
@@ -890,16 +1046,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreatePoolingDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
-static uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
-static uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cudnnCreatePoolingDescriptor(poolingDesc); }
+CS_EXPORT uint32_t cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+static uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+static uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor, "libcudnn.so.8", &slot), poolingDesc);
+}
 __asm__(".symver cs_v8_cudnnCreatePoolingDescriptor, cudnnCreatePoolingDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDataDescriptor(uint8_t via, void * rnnDataDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateRNNDataDescriptor)))) return real(rnnDataDesc);
@@ -912,16 +1072,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDataDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
-static uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
-static uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cudnnCreateRNNDataDescriptor(rnnDataDesc); }
+CS_EXPORT uint32_t cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+static uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+static uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateRNNDataDescriptor, cudnnCreateRNNDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDescriptor(uint8_t via, void * rnnDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDescriptor(uint8_t via, void *realp, void * rnnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateRNNDescriptor)))) return real(rnnDesc);
@@ -934,16 +1098,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDescrip
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
-static uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
-static uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc) { return cudnnCreateRNNDescriptor(rnnDesc); }
+CS_EXPORT uint32_t cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+static uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+static uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor, "libcudnn.so.8", &slot), rnnDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateRNNDescriptor, cudnnCreateRNNDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateReduceTensorDescriptor)))) return real(reduceTensorDesc);
@@ -956,16 +1124,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateReduceTens
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
-static uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
-static uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cudnnCreateReduceTensorDescriptor(reduceTensorDesc); }
+CS_EXPORT uint32_t cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+static uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+static uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateReduceTensorDescriptor, cudnnCreateReduceTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSeqDataDescriptor(uint8_t via, void * seqDataDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateSeqDataDescriptor)))) return real(seqDataDesc);
@@ -978,16 +1150,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSeqDataDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
-static uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
-static uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cudnnCreateSeqDataDescriptor(seqDataDesc); }
+CS_EXPORT uint32_t cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+static uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+static uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateSeqDataDescriptor, cudnnCreateSeqDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSpatialTransformerDescriptor(uint8_t via, void * stDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSpatialTransformerDescriptor(uint8_t via, void *realp, void * stDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateSpatialTransformerDescriptor)))) return real(stDesc);
@@ -1000,16 +1176,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSpatialTra
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
-static uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
-static uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cudnnCreateSpatialTransformerDescriptor(stDesc); }
+CS_EXPORT uint32_t cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+static uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+static uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, "libcudnn.so.8", &slot), stDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateSpatialTransformerDescriptor, cudnnCreateSpatialTransformerDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorDescriptor(uint8_t via, void * tensorDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorDescriptor(uint8_t via, void *realp, void * tensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateTensorDescriptor)))) return real(tensorDesc);
@@ -1022,16 +1202,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
-static uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
-static uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc) { return cudnnCreateTensorDescriptor(tensorDesc); }
+CS_EXPORT uint32_t cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+static uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+static uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor, "libcudnn.so.8", &slot), tensorDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateTensorDescriptor, cudnnCreateTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorTransformDescriptor(uint8_t via, void * transformDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateTensorTransformDescriptor)))) return real(transformDesc);
@@ -1044,16 +1228,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorTran
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
-static uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
-static uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cudnnCreateTensorTransformDescriptor(transformDesc); }
+CS_EXPORT uint32_t cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+static uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+static uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc);
+}
 __asm__(".symver cs_v8_cudnnCreateTensorTransformDescriptor, cudnnCreateTensorTransformDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveBNTensorDescriptor(uint8_t via, void * derivedBnDesc, void * xDesc, uint32_t mode)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveBNTensorDescriptor(uint8_t via, void *realp, void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDeriveBNTensorDescriptor)))) return real(derivedBnDesc, xDesc, mode);
@@ -1066,16 +1254,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveBNTensorDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, derivedBnDesc, xDesc, mode); }
-static uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, derivedBnDesc, xDesc, mode); }
-static uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, derivedBnDesc, xDesc, mode); }
-CS_EXPORT uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cudnnDeriveBNTensorDescriptor(derivedBnDesc, xDesc, mode); }
+CS_EXPORT uint32_t cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+static uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+static uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+CS_EXPORT uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor, "libcudnn.so.8", &slot), derivedBnDesc, xDesc, mode);
+}
 __asm__(".symver cs_v8_cudnnDeriveBNTensorDescriptor, cudnnDeriveBNTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveNormTensorDescriptor(uint8_t via, void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveNormTensorDescriptor(uint8_t via, void *realp, void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDeriveNormTensorDescriptor)))) return real(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
@@ -1088,16 +1280,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveNormTensor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-static uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-static uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cudnnDeriveNormTensorDescriptor(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+CS_EXPORT uint32_t cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+CS_EXPORT uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor, "libcudnn.so.8", &slot), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
+}
 __asm__(".symver cs_v8_cudnnDeriveNormTensorDescriptor, cudnnDeriveNormTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroy(uint8_t via, void * handle)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroy(uint8_t via, void *realp, void * handle)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroy)))) return real(handle);
@@ -1110,16 +1306,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroy(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_LINKED, handle); }
-static uint32_t cs_d_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_DLSYM, handle); }
-static uint32_t cs_g_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_PROCADDR, handle); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroy(void * handle) { return cudnnDestroy(handle); }
+CS_EXPORT uint32_t cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
+static uint32_t cs_d_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
+static uint32_t cs_g_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroy(void * handle)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroy, "libcudnn.so.8", &slot), handle);
+}
 __asm__(".symver cs_v8_cudnnDestroy, cudnnDestroy@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyActivationDescriptor(uint8_t via, void * activationDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyActivationDescriptor(uint8_t via, void *realp, void * activationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyActivationDescriptor)))) return real(activationDesc);
@@ -1132,16 +1332,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyActivatio
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, activationDesc); }
-static uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
-static uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc) { return cudnnDestroyActivationDescriptor(activationDesc); }
+CS_EXPORT uint32_t cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+static uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+static uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor, "libcudnn.so.8", &slot), activationDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyActivationDescriptor, cudnnDestroyActivationDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyAttnDescriptor(uint8_t via, void * attnDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyAttnDescriptor(uint8_t via, void *realp, void * attnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyAttnDescriptor)))) return real(attnDesc);
@@ -1154,16 +1358,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyAttnDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, attnDesc); }
-static uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
-static uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc) { return cudnnDestroyAttnDescriptor(attnDesc); }
+CS_EXPORT uint32_t cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+static uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+static uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor, "libcudnn.so.8", &slot), attnDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyAttnDescriptor, cudnnDestroyAttnDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyCTCLossDescriptor(uint8_t via, void * ctcLossDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyCTCLossDescriptor)))) return real(ctcLossDesc);
@@ -1176,16 +1384,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyCTCLossDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
-static uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
-static uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cudnnDestroyCTCLossDescriptor(ctcLossDesc); }
+CS_EXPORT uint32_t cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+static uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+static uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyCTCLossDescriptor, cudnnDestroyCTCLossDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyConvolutionDescriptor(uint8_t via, void * convDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyConvolutionDescriptor(uint8_t via, void *realp, void * convDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyConvolutionDescriptor)))) return real(convDesc);
@@ -1198,16 +1410,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyConvoluti
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
-static uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
-static uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cudnnDestroyConvolutionDescriptor(convDesc); }
+CS_EXPORT uint32_t cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+static uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+static uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor, "libcudnn.so.8", &slot), convDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyConvolutionDescriptor, cudnnDestroyConvolutionDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyDropoutDescriptor(uint8_t via, void * dropoutDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyDropoutDescriptor)))) return real(dropoutDesc);
@@ -1220,16 +1436,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyDropoutDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
-static uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
-static uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cudnnDestroyDropoutDescriptor(dropoutDesc); }
+CS_EXPORT uint32_t cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+static uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+static uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyDropoutDescriptor, cudnnDestroyDropoutDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFilterDescriptor(uint8_t via, void * filterDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFilterDescriptor(uint8_t via, void *realp, void * filterDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFilterDescriptor)))) return real(filterDesc);
@@ -1242,16 +1462,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFilterDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, filterDesc); }
-static uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
-static uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc) { return cudnnDestroyFilterDescriptor(filterDesc); }
+CS_EXPORT uint32_t cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+static uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+static uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor, "libcudnn.so.8", &slot), filterDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyFilterDescriptor, cudnnDestroyFilterDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsConstParamPack(uint8_t via, void * constPack)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsConstParamPack(uint8_t via, void *realp, void * constPack)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFusedOpsConstParamPack)))) return real(constPack);
@@ -1264,16 +1488,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsC
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, constPack); }
-static uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, constPack); }
-static uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cudnnDestroyFusedOpsConstParamPack(constPack); }
+CS_EXPORT uint32_t cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+static uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+static uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, "libcudnn.so.8", &slot), constPack);
+}
 __asm__(".symver cs_v8_cudnnDestroyFusedOpsConstParamPack, cudnnDestroyFusedOpsConstParamPack@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsPlan(uint8_t via, void * plan)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsPlan(uint8_t via, void *realp, void * plan)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFusedOpsPlan)))) return real(plan);
@@ -1286,16 +1514,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsP
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, plan); }
-static uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, plan); }
-static uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, plan); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan) { return cudnnDestroyFusedOpsPlan(plan); }
+CS_EXPORT uint32_t cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+static uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+static uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan, "libcudnn.so.8", &slot), plan);
+}
 __asm__(".symver cs_v8_cudnnDestroyFusedOpsPlan, cudnnDestroyFusedOpsPlan@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsVariantParamPack(uint8_t via, void * varPack)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsVariantParamPack(uint8_t via, void *realp, void * varPack)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack)))) return real(varPack);
@@ -1308,16 +1540,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsV
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, varPack); }
-static uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack); }
-static uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cudnnDestroyFusedOpsVariantParamPack(varPack); }
+CS_EXPORT uint32_t cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+static uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+static uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, "libcudnn.so.8", &slot), varPack);
+}
 __asm__(".symver cs_v8_cudnnDestroyFusedOpsVariantParamPack, cudnnDestroyFusedOpsVariantParamPack@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyLRNDescriptor(uint8_t via, void * lrnDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyLRNDescriptor(uint8_t via, void *realp, void * lrnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyLRNDescriptor)))) return real(lrnDesc);
@@ -1330,16 +1566,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyLRNDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, lrnDesc); }
-static uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, lrnDesc); }
-static uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, lrnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cudnnDestroyLRNDescriptor(lrnDesc); }
+CS_EXPORT uint32_t cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+static uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+static uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor, "libcudnn.so.8", &slot), lrnDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyLRNDescriptor, cudnnDestroyLRNDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyOpTensorDescriptor(uint8_t via, void * opTensorDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyOpTensorDescriptor)))) return real(opTensorDesc);
@@ -1352,16 +1592,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyOpTensorD
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
-static uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
-static uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cudnnDestroyOpTensorDescriptor(opTensorDesc); }
+CS_EXPORT uint32_t cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+static uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+static uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyOpTensorDescriptor, cudnnDestroyOpTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyPoolingDescriptor(uint8_t via, void * poolingDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyPoolingDescriptor(uint8_t via, void *realp, void * poolingDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyPoolingDescriptor)))) return real(poolingDesc);
@@ -1374,16 +1618,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyPoolingDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
-static uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
-static uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cudnnDestroyPoolingDescriptor(poolingDesc); }
+CS_EXPORT uint32_t cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+static uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+static uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor, "libcudnn.so.8", &slot), poolingDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyPoolingDescriptor, cudnnDestroyPoolingDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDataDescriptor(uint8_t via, void * rnnDataDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyRNNDataDescriptor)))) return real(rnnDataDesc);
@@ -1396,16 +1644,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDataDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
-static uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
-static uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cudnnDestroyRNNDataDescriptor(rnnDataDesc); }
+CS_EXPORT uint32_t cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+static uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+static uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyRNNDataDescriptor, cudnnDestroyRNNDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDescriptor(uint8_t via, void * rnnDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDescriptor(uint8_t via, void *realp, void * rnnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyRNNDescriptor)))) return real(rnnDesc);
@@ -1418,16 +1670,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
-static uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
-static uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cudnnDestroyRNNDescriptor(rnnDesc); }
+CS_EXPORT uint32_t cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+static uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+static uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor, "libcudnn.so.8", &slot), rnnDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyRNNDescriptor, cudnnDestroyRNNDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyReduceTensorDescriptor)))) return real(reduceTensorDesc);
@@ -1440,16 +1696,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyReduceTen
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
-static uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
-static uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cudnnDestroyReduceTensorDescriptor(reduceTensorDesc); }
+CS_EXPORT uint32_t cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+static uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+static uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyReduceTensorDescriptor, cudnnDestroyReduceTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySeqDataDescriptor(uint8_t via, void * seqDataDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroySeqDataDescriptor)))) return real(seqDataDesc);
@@ -1462,16 +1722,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySeqDataDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
-static uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
-static uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cudnnDestroySeqDataDescriptor(seqDataDesc); }
+CS_EXPORT uint32_t cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+static uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+static uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroySeqDataDescriptor, cudnnDestroySeqDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySpatialTransformerDescriptor(uint8_t via, void * stDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySpatialTransformerDescriptor(uint8_t via, void *realp, void * stDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroySpatialTransformerDescriptor)))) return real(stDesc);
@@ -1484,16 +1748,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySpatialTr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
-static uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
-static uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cudnnDestroySpatialTransformerDescriptor(stDesc); }
+CS_EXPORT uint32_t cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+static uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+static uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, "libcudnn.so.8", &slot), stDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroySpatialTransformerDescriptor, cudnnDestroySpatialTransformerDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorDescriptor(uint8_t via, void * tensorDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorDescriptor(uint8_t via, void *realp, void * tensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyTensorDescriptor)))) return real(tensorDesc);
@@ -1506,16 +1774,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
-static uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
-static uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cudnnDestroyTensorDescriptor(tensorDesc); }
+CS_EXPORT uint32_t cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+static uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+static uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor, "libcudnn.so.8", &slot), tensorDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyTensorDescriptor, cudnnDestroyTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorTransformDescriptor(uint8_t via, void * transformDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyTensorTransformDescriptor)))) return real(transformDesc);
@@ -1528,16 +1800,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorTra
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
-static uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
-static uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cudnnDestroyTensorTransformDescriptor(transformDesc); }
+CS_EXPORT uint32_t cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+static uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+static uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc);
+}
 __asm__(".symver cs_v8_cudnnDestroyTensorTransformDescriptor, cudnnDestroyTensorTransformDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormalizationBackward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormalizationBackward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDivisiveNormalizationBackward)))) return real(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
@@ -1550,16 +1826,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormaliz
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-static uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-static uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-CS_EXPORT uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cudnnDivisiveNormalizationBackward(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+CS_EXPORT uint32_t cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+CS_EXPORT uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward, "libcudnn.so.8", &slot), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
+}
 __asm__(".symver cs_v8_cudnnDivisiveNormalizationBackward, cudnnDivisiveNormalizationBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormalizationForward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormalizationForward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDivisiveNormalizationForward)))) return real(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
@@ -1572,16 +1852,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormaliz
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-static uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-static uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cudnnDivisiveNormalizationForward(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward, "libcudnn.so.8", &slot), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnDivisiveNormalizationForward, cudnnDivisiveNormalizationForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutBackward(uint8_t via, void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutBackward(uint8_t via, void *realp, void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutBackward)))) return real(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
@@ -1594,16 +1878,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutBackward(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_DLSYM, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_PROCADDR, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward, "libcudnn.so.8", &slot), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnDropoutBackward, cudnnDropoutBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutForward(uint8_t via, void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutForward(uint8_t via, void *realp, void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutForward)))) return real(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
@@ -1616,16 +1904,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutForward(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_LINKED, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_DLSYM, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_PROCADDR, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDropoutForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward, "libcudnn.so.8", &slot), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnDropoutForward, cudnnDropoutForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetReserveSpaceSize(uint8_t via, void * xdesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetReserveSpaceSize(uint8_t via, void *realp, void * xdesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutGetReserveSpaceSize)))) return real(xdesc, sizeInBytes);
@@ -1638,16 +1930,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetReserv
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, xdesc, sizeInBytes); }
-static uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, xdesc, sizeInBytes); }
-static uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, xdesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cudnnDropoutGetReserveSpaceSize(xdesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+static uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+static uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, "libcudnn.so.8", &slot), xdesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnDropoutGetReserveSpaceSize, cudnnDropoutGetReserveSpaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetStatesSize(uint8_t via, void * handle, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetStatesSize(uint8_t via, void *realp, void * handle, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutGetStatesSize)))) return real(handle, sizeInBytes);
@@ -1660,16 +1956,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetStates
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, handle, sizeInBytes); }
-static uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, handle, sizeInBytes); }
-static uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, handle, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cudnnDropoutGetStatesSize(handle, sizeInBytes); }
+CS_EXPORT uint32_t cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+static uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+static uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize, "libcudnn.so.8", &slot), handle, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnDropoutGetStatesSize, cudnnDropoutGetStatesSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataAlgorithm(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataAlgorithm(uint8_t via, void *realp, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm)))) return real(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -1682,16 +1982,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cudnnFindConvolutionBackwardDataAlgorithm(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, "libcudnn.so.8", &slot), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
 __asm__(".symver cs_v8_cudnnFindConvolutionBackwardDataAlgorithm, cudnnFindConvolutionBackwardDataAlgorithm@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(uint8_t via, void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(uint8_t via, void *realp, void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx)))) return real(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -1704,16 +2008,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cudnnFindConvolutionBackwardDataAlgorithmEx(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, "libcudnn.so.8", &slot), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx, cudnnFindConvolutionBackwardDataAlgorithmEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(uint8_t via, void *realp, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm)))) return real(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -1726,16 +2034,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cudnnFindConvolutionBackwardFilterAlgorithm(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, "libcudnn.so.8", &slot), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
 __asm__(".symver cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm, cudnnFindConvolutionBackwardFilterAlgorithm@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(uint8_t via, void *realp, void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx)))) return real(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -1748,16 +2060,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, "libcudnn.so.8", &slot), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx, cudnnFindConvolutionBackwardFilterAlgorithmEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgorithm(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgorithm(uint8_t via, void *realp, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionForwardAlgorithm)))) return real(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -1770,16 +2086,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionF
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cudnnFindConvolutionForwardAlgorithm(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, "libcudnn.so.8", &slot), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
 __asm__(".symver cs_v8_cudnnFindConvolutionForwardAlgorithm, cudnnFindConvolutionForwardAlgorithm@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgorithmEx(uint8_t via, void *realp, void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx)))) return real(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -1792,16 +2112,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionF
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cudnnFindConvolutionForwardAlgorithmEx(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, "libcudnn.so.8", &slot), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnFindConvolutionForwardAlgorithmEx, cudnnFindConvolutionForwardAlgorithmEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFusedOpsExecute(uint8_t via, void * handle, void * plan, void * varPack)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFusedOpsExecute(uint8_t via, void *realp, void * handle, void * plan, void * varPack)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFusedOpsExecute)))) return real(handle, plan, varPack);
@@ -1814,16 +2138,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFusedOpsExecute(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, handle, plan, varPack); }
-static uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_DLSYM, handle, plan, varPack); }
-static uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_PROCADDR, handle, plan, varPack); }
-CS_EXPORT uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cudnnFusedOpsExecute(handle, plan, varPack); }
+CS_EXPORT uint32_t cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+static uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+static uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+CS_EXPORT uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute, "libcudnn.so.8", &slot), handle, plan, varPack);
+}
 __asm__(".symver cs_v8_cudnnFusedOpsExecute, cudnnFusedOpsExecute@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDescriptor(uint8_t via, void * activationDesc, void * mode, void * reluNanOpt, void * coef)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDescriptor(uint8_t via, void *realp, void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetActivationDescriptor)))) return real(activationDesc, mode, reluNanOpt, coef);
@@ -1836,16 +2164,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
-CS_EXPORT uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cudnnGetActivationDescriptor(activationDesc, mode, reluNanOpt, coef); }
+CS_EXPORT uint32_t cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+CS_EXPORT uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor, "libcudnn.so.8", &slot), activationDesc, mode, reluNanOpt, coef);
+}
 __asm__(".symver cs_v8_cudnnGetActivationDescriptor, cudnnGetActivationDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, void * swish_beta)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDescriptorSwishBeta(uint8_t via, void *realp, void * activationDesc, void * swish_beta)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetActivationDescriptorSwishBeta)))) return real(activationDesc, swish_beta);
@@ -1858,16 +2190,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
-static uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
-static uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
-CS_EXPORT uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cudnnGetActivationDescriptorSwishBeta(activationDesc, swish_beta); }
+CS_EXPORT uint32_t cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+CS_EXPORT uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, "libcudnn.so.8", &slot), activationDesc, swish_beta);
+}
 __asm__(".symver cs_v8_cudnnGetActivationDescriptorSwishBeta, cudnnGetActivationDescriptorSwishBeta@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetAttnDescriptor(uint8_t via, void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetAttnDescriptor(uint8_t via, void *realp, void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetAttnDescriptor)))) return real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
@@ -1880,16 +2216,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetAttnDescripto
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-CS_EXPORT uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cudnnGetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_EXPORT uint32_t cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_EXPORT uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor, "libcudnn.so.8", &slot), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+}
 __asm__(".symver cs_v8_cudnnGetAttnDescriptor, cudnnGetAttnDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize)))) return real(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
@@ -1902,16 +2242,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormaliz
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cudnnGetBatchNormalizationBackwardExWorkspaceSize(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cudnnGetBatchNormalizationBackwardExWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize)))) return real(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
@@ -1924,16 +2268,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormaliz
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize)))) return real(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
@@ -1946,16 +2294,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormaliz
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cudnnGetBatchNormalizationTrainingExReserveSpaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, void * compType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc, void * compType)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptor)))) return real(ctcLossDesc, compType);
@@ -1968,16 +2320,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cudnnGetCTCLossDescriptor(ctcLossDesc, compType); }
+CS_EXPORT uint32_t cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc, compType);
+}
 __asm__(".symver cs_v8_cudnnGetCTCLossDescriptor, cudnnGetCTCLossDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptorEx(uint8_t via, void *realp, void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptorEx)))) return real(ctcLossDesc, compType, normMode, gradMode);
@@ -1990,16 +2346,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cudnnGetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode); }
+CS_EXPORT uint32_t cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode);
+}
 __asm__(".symver cs_v8_cudnnGetCTCLossDescriptorEx, cudnnGetCTCLossDescriptorEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v8(uint8_t via, void *realp, void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptor_v8)))) return real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
@@ -2012,16 +2372,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cudnnGetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_EXPORT uint32_t cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+}
 __asm__(".symver cs_v8_cudnnGetCTCLossDescriptor_v8, cudnnGetCTCLossDescriptor_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v9(uint8_t via, void *realp, void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptor_v9)))) return real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
@@ -2034,16 +2398,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cudnnGetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_EXPORT uint32_t cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+}
 __asm__(".symver cs_v8_cudnnGetCTCLossDescriptor_v9, cudnnGetCTCLossDescriptor_v9@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize(uint8_t via, void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize(uint8_t via, void *realp, void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossWorkspaceSize)))) return real(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
@@ -2056,16 +2424,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorksp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cudnnGetCTCLossWorkspaceSize(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, "libcudnn.so.8", &slot), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetCTCLossWorkspaceSize, cudnnGetCTCLossWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize_v8(uint8_t via, void *realp, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8)))) return real(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
@@ -2078,16 +2450,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorksp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cudnnGetCTCLossWorkspaceSize_v8(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, "libcudnn.so.8", &slot), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetCTCLossWorkspaceSize_v8, cudnnGetCTCLossWorkspaceSize_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCallback(uint8_t via, void * mask, void * udata, void * fptr)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCallback(uint8_t via, void *realp, void * mask, void * udata, void * fptr)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCallback)))) return real(mask, udata, fptr);
@@ -2100,16 +2476,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCallback(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_LINKED, mask, udata, fptr); }
-static uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
-static uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cudnnGetCallback(mask, udata, fptr); }
+CS_EXPORT uint32_t cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+static uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+static uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+CS_EXPORT uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback, "libcudnn.so.8", &slot), mask, udata, fptr);
+}
 __asm__(".symver cs_v8_cudnnGetCallback, cudnnGetCallback@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2dDescriptor(uint8_t via, void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2dDescriptor(uint8_t via, void *realp, void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolution2dDescriptor)))) return real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
@@ -2122,16 +2502,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2d
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cudnnGetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_EXPORT uint32_t cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor, "libcudnn.so.8", &slot), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+}
 __asm__(".symver cs_v8_cudnnGetConvolution2dDescriptor, cudnnGetConvolution2dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2dForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2dForwardOutputDim(uint8_t via, void *realp, void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolution2dForwardOutputDim)))) return real(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
@@ -2144,16 +2528,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2d
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-static uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-static uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cudnnGetConvolution2dForwardOutputDim(convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+CS_EXPORT uint32_t cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, "libcudnn.so.8", &slot), convDesc, inputTensorDesc, filterDesc, n, c, h, w);
+}
 __asm__(".symver cs_v8_cudnnGetConvolution2dForwardOutputDim, cudnnGetConvolution2dForwardOutputDim@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(uint8_t via, void * handle, void * count)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(uint8_t via, void *realp, void * handle, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount)))) return real(handle, count);
@@ -2166,16 +2554,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, count); }
+CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cudnnGetConvolutionBackwardDataAlgorithmMaxCount@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(uint8_t via, void *realp, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7)))) return real(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -2188,16 +2580,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, "libcudnn.so.8", &slot), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7, cudnnGetConvolutionBackwardDataAlgorithm_v7@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(uint8_t via, void *realp, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize)))) return real(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
@@ -2210,16 +2606,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, "libcudnn.so.8", &slot), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize, cudnnGetConvolutionBackwardDataWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(uint8_t via, void * handle, void * count)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(uint8_t via, void *realp, void * handle, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount)))) return real(handle, count);
@@ -2232,16 +2632,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, count); }
+CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cudnnGetConvolutionBackwardFilterAlgorithmMaxCount@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(uint8_t via, void *realp, void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7)))) return real(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -2254,16 +2658,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, "libcudnn.so.8", &slot), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cudnnGetConvolutionBackwardFilterAlgorithm_v7@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(uint8_t via, void *realp, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize)))) return real(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
@@ -2276,16 +2684,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, "libcudnn.so.8", &slot), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize, cudnnGetConvolutionBackwardFilterWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(uint8_t via, void * handle, void * count)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(uint8_t via, void *realp, void * handle, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount)))) return real(handle, count);
@@ -2298,16 +2710,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionFo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
-static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cudnnGetConvolutionForwardAlgorithmMaxCount(handle, count); }
+CS_EXPORT uint32_t cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount, cudnnGetConvolutionForwardAlgorithmMaxCount@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorithm_v7(uint8_t via, void *realp, void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7)))) return real(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -2320,16 +2736,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionFo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cudnnGetConvolutionForwardAlgorithm_v7(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, "libcudnn.so.8", &slot), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionForwardAlgorithm_v7, cudnnGetConvolutionForwardAlgorithm_v7@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionForwardWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionForwardWorkspaceSize(uint8_t via, void *realp, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize)))) return real(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
@@ -2342,16 +2762,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionFo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-static uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cudnnGetConvolutionForwardWorkspaceSize(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, "libcudnn.so.8", &slot), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionForwardWorkspaceSize, cudnnGetConvolutionForwardWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionGroupCount(uint8_t via, void * convDesc, void * groupCount)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionGroupCount(uint8_t via, void *realp, void * convDesc, void * groupCount)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionGroupCount)))) return real(convDesc, groupCount);
@@ -2364,16 +2788,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionGr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
-static uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
-static uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cudnnGetConvolutionGroupCount(convDesc, groupCount); }
+CS_EXPORT uint32_t cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+static uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+static uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount, "libcudnn.so.8", &slot), convDesc, groupCount);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionGroupCount, cudnnGetConvolutionGroupCount@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionMathType(uint8_t via, void * convDesc, void * mathType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionMathType(uint8_t via, void *realp, void * convDesc, void * mathType)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionMathType)))) return real(convDesc, mathType);
@@ -2386,16 +2814,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionMa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
-static uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
-static uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cudnnGetConvolutionMathType(convDesc, mathType); }
+CS_EXPORT uint32_t cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+static uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+static uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType, "libcudnn.so.8", &slot), convDesc, mathType);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionMathType, cudnnGetConvolutionMathType@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNdDescriptor(uint8_t via, void *realp, void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionNdDescriptor)))) return real(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
@@ -2408,16 +2840,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNd
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-static uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-static uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cudnnGetConvolutionNdDescriptor(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+CS_EXPORT uint32_t cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor, "libcudnn.so.8", &slot), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionNdDescriptor, cudnnGetConvolutionNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNdForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNdForwardOutputDim(uint8_t via, void *realp, void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim)))) return real(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
@@ -2430,16 +2866,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNd
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-static uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-static uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cudnnGetConvolutionNdForwardOutputDim(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+CS_EXPORT uint32_t cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, "libcudnn.so.8", &slot), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionNdForwardOutputDim, cudnnGetConvolutionNdForwardOutputDim@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionReorderType(uint8_t via, void * convDesc, void * reorderType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionReorderType(uint8_t via, void *realp, void * convDesc, void * reorderType)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionReorderType)))) return real(convDesc, reorderType);
@@ -2452,16 +2892,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionRe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
-static uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
-static uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cudnnGetConvolutionReorderType(convDesc, reorderType); }
+CS_EXPORT uint32_t cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+static uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+static uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType, "libcudnn.so.8", &slot), convDesc, reorderType);
+}
 __asm__(".symver cs_v8_cudnnGetConvolutionReorderType, cudnnGetConvolutionReorderType@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetCudartVersion(uint8_t via)
+static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetCudartVersion(uint8_t via, void *realp)
 {
     typedef uint64_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCudartVersion)))) return real();
@@ -2474,16 +2918,20 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetCudartVersion
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED); }
-static uint64_t cs_d_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_DLSYM); }
-static uint64_t cs_g_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_PROCADDR); }
-CS_EXPORT uint64_t cs_v8_cudnnGetCudartVersion(void) { return cudnnGetCudartVersion(); }
+CS_EXPORT uint64_t cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
+static uint64_t cs_d_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
+static uint64_t cs_g_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
+CS_EXPORT uint64_t cs_v8_cudnnGetCudartVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion, "libcudnn.so.8", &slot));
+}
 __asm__(".symver cs_v8_cudnnGetCudartVersion, cudnnGetCudartVersion@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetDropoutDescriptor)))) return real(dropoutDesc, handle, dropout, states, seed);
@@ -2496,16 +2944,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetDropoutDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, seed); }
-static uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, seed); }
-static uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, seed); }
-CS_EXPORT uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cudnnGetDropoutDescriptor(dropoutDesc, handle, dropout, states, seed); }
+CS_EXPORT uint32_t cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+static uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+static uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+CS_EXPORT uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, seed);
+}
 __asm__(".symver cs_v8_cudnnGetDropoutDescriptor, cudnnGetDropoutDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) void * cs_w_cudnnGetErrorString(uint8_t via, uint32_t status)
+static inline __attribute__((always_inline)) void * cs_w_cudnnGetErrorString(uint8_t via, void *realp, uint32_t status)
 {
     typedef void * (*fn_t)(uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetErrorString)))) return real(status);
@@ -2518,16 +2970,20 @@ static inline __attribute__((always_inline)) void * cs_w_cudnnGetErrorString(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_LINKED, status); }
-static void * cs_d_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_DLSYM, status); }
-static void * cs_g_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_PROCADDR, status); }
-CS_EXPORT void * cs_v8_cudnnGetErrorString(uint32_t status) { return cudnnGetErrorString(status); }
+CS_EXPORT void * cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
+static void * cs_d_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
+static void * cs_g_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
+CS_EXPORT void * cs_v8_cudnnGetErrorString(uint32_t status)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString, "libcudnn.so.8", &slot), status);
+}
 __asm__(".symver cs_v8_cudnnGetErrorString, cudnnGetErrorString@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilter4dDescriptor(uint8_t via, void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilter4dDescriptor(uint8_t via, void *realp, void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFilter4dDescriptor)))) return real(filterDesc, dataType, format, k, c, h, w);
@@ -2540,16 +2996,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilter4dDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cudnnGetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w); }
+CS_EXPORT uint32_t cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+CS_EXPORT uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, k, c, h, w);
+}
 __asm__(".symver cs_v8_cudnnGetFilter4dDescriptor, cudnnGetFilter4dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterNdDescriptor(uint8_t via, void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterNdDescriptor(uint8_t via, void *realp, void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFilterNdDescriptor)))) return real(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
@@ -2562,16 +3022,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterNdDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cudnnGetFilterNdDescriptor(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+CS_EXPORT uint32_t cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+CS_EXPORT uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor, "libcudnn.so.8", &slot), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
+}
 __asm__(".symver cs_v8_cudnnGetFilterNdDescriptor, cudnnGetFilterNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterSizeInBytes(uint8_t via, void * filterDesc, void * size)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterSizeInBytes(uint8_t via, void *realp, void * filterDesc, void * size)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFilterSizeInBytes)))) return real(filterDesc, size);
@@ -2584,16 +3048,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterSizeInB
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, filterDesc, size); }
-static uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, filterDesc, size); }
-static uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, filterDesc, size); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cudnnGetFilterSizeInBytes(filterDesc, size); }
+CS_EXPORT uint32_t cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+static uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+static uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+CS_EXPORT uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes, "libcudnn.so.8", &slot), filterDesc, size);
+}
 __asm__(".symver cs_v8_cudnnGetFilterSizeInBytes, cudnnGetFilterSizeInBytes@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFoldedConvBackwardDataDescriptors(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFoldedConvBackwardDataDescriptors(uint8_t via, void *realp, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors)))) return real(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
@@ -2606,16 +3074,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFoldedConvBac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-static uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-static uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cudnnGetFoldedConvBackwardDataDescriptors(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+CS_EXPORT uint32_t cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+CS_EXPORT uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, "libcudnn.so.8", &slot), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
+}
 __asm__(".symver cs_v8_cudnnGetFoldedConvBackwardDataDescriptors, cudnnGetFoldedConvBackwardDataDescriptors@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param, void * isNULL)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsConstParamPackAttribute(uint8_t via, void *realp, void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute)))) return real(constPack, paramLabel, param, isNULL);
@@ -2628,16 +3100,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsConst
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param, isNULL); }
-static uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param, isNULL); }
-static uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param, isNULL); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cudnnGetFusedOpsConstParamPackAttribute(constPack, paramLabel, param, isNULL); }
+CS_EXPORT uint32_t cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+static uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+static uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+CS_EXPORT uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, "libcudnn.so.8", &slot), constPack, paramLabel, param, isNULL);
+}
 __asm__(".symver cs_v8_cudnnGetFusedOpsConstParamPackAttribute, cudnnGetFusedOpsConstParamPackAttribute@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsVariantParamPackAttribute(uint8_t via, void *realp, void * varPack, uint32_t paramLabel, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute)))) return real(varPack, paramLabel, ptr);
@@ -2650,16 +3126,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsVaria
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
-static uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
-static uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cudnnGetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr); }
+CS_EXPORT uint32_t cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+CS_EXPORT uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, "libcudnn.so.8", &slot), varPack, paramLabel, ptr);
+}
 __asm__(".symver cs_v8_cudnnGetFusedOpsVariantParamPackAttribute, cudnnGetFusedOpsVariantParamPackAttribute@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetLRNDescriptor(uint8_t via, void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetLRNDescriptor(uint8_t via, void *realp, void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetLRNDescriptor)))) return real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
@@ -2672,16 +3152,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetLRNDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-CS_EXPORT uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cudnnGetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_EXPORT uint32_t cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_EXPORT uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor, "libcudnn.so.8", &slot), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+}
 __asm__(".symver cs_v8_cudnnGetLRNDescriptor, cudnnGetLRNDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetMaxDeviceVersion(uint8_t via)
+static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetMaxDeviceVersion(uint8_t via, void *realp)
 {
     typedef uint64_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetMaxDeviceVersion)))) return real();
@@ -2694,16 +3178,20 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetMaxDeviceVers
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED); }
-static uint64_t cs_d_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_DLSYM); }
-static uint64_t cs_g_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_PROCADDR); }
-CS_EXPORT uint64_t cs_v8_cudnnGetMaxDeviceVersion(void) { return cudnnGetMaxDeviceVersion(); }
+CS_EXPORT uint64_t cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
+static uint64_t cs_d_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
+static uint64_t cs_g_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
+CS_EXPORT uint64_t cs_v8_cudnnGetMaxDeviceVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion, "libcudnn.so.8", &slot));
+}
 __asm__(".symver cs_v8_cudnnGetMaxDeviceVersion, cudnnGetMaxDeviceVersion@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttnBuffers(uint8_t via, void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttnBuffers(uint8_t via, void *realp, void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetMultiHeadAttnBuffers)))) return real(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
@@ -2716,16 +3204,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttn
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cudnnGetMultiHeadAttnBuffers(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, "libcudnn.so.8", &slot), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetMultiHeadAttnBuffers, cudnnGetMultiHeadAttnBuffers@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttnWeights(uint8_t via, void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttnWeights(uint8_t via, void *realp, void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint64_t, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetMultiHeadAttnWeights)))) return real(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
@@ -2738,16 +3230,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttn
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-static uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-static uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cudnnGetMultiHeadAttnWeights(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+CS_EXPORT uint32_t cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+CS_EXPORT uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights, "libcudnn.so.8", &slot), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
+}
 __asm__(".symver cs_v8_cudnnGetMultiHeadAttnWeights, cudnnGetMultiHeadAttnWeights@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalizationBackwardWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalizationBackwardWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize)))) return real(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
@@ -2760,16 +3256,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalization
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cudnnGetNormalizationBackwardWorkspaceSize(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+}
 __asm__(".symver cs_v8_cudnnGetNormalizationBackwardWorkspaceSize, cudnnGetNormalizationBackwardWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize)))) return real(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
@@ -2782,16 +3282,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalization
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cudnnGetNormalizationForwardTrainingWorkspaceSize(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+}
 __asm__(".symver cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize, cudnnGetNormalizationForwardTrainingWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize)))) return real(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
@@ -2804,16 +3308,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalization
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cudnnGetNormalizationTrainingReserveSpaceSize(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
+}
 __asm__(".symver cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize, cudnnGetNormalizationTrainingReserveSpaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetOpTensorDescriptor(uint8_t via, void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetOpTensorDescriptor)))) return real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
@@ -2826,16 +3334,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetOpTensorDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cudnnGetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_EXPORT uint32_t cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_EXPORT uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+}
 __asm__(".symver cs_v8_cudnnGetOpTensorDescriptor, cudnnGetOpTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dDescriptor(uint8_t via, void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dDescriptor(uint8_t via, void *realp, void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPooling2dDescriptor)))) return real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
@@ -2848,16 +3360,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cudnnGetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_EXPORT uint32_t cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_EXPORT uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+}
 __asm__(".symver cs_v8_cudnnGetPooling2dDescriptor, cudnnGetPooling2dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dForwardOutputDim(uint8_t via, void *realp, void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPooling2dForwardOutputDim)))) return real(poolingDesc, inputTensorDesc, n, c, h, w);
@@ -2870,16 +3386,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dForw
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, n, c, h, w); }
-static uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, n, c, h, w); }
-static uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, n, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cudnnGetPooling2dForwardOutputDim(poolingDesc, inputTensorDesc, n, c, h, w); }
+CS_EXPORT uint32_t cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+static uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+static uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+CS_EXPORT uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, "libcudnn.so.8", &slot), poolingDesc, inputTensorDesc, n, c, h, w);
+}
 __asm__(".symver cs_v8_cudnnGetPooling2dForwardOutputDim, cudnnGetPooling2dForwardOutputDim@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdDescriptor(uint8_t via, void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdDescriptor(uint8_t via, void *realp, void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPoolingNdDescriptor)))) return real(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
@@ -2892,16 +3412,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cudnnGetPoolingNdDescriptor(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_EXPORT uint32_t cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_EXPORT uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor, "libcudnn.so.8", &slot), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+}
 __asm__(".symver cs_v8_cudnnGetPoolingNdDescriptor, cudnnGetPoolingNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdForwardOutputDim(uint8_t via, void *realp, void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPoolingNdForwardOutputDim)))) return real(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
@@ -2914,16 +3438,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdForw
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-static uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-static uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cudnnGetPoolingNdForwardOutputDim(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+CS_EXPORT uint32_t cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+CS_EXPORT uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, "libcudnn.so.8", &slot), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
+}
 __asm__(".symver cs_v8_cudnnGetPoolingNdForwardOutputDim, cudnnGetPoolingNdForwardOutputDim@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetProperty(uint8_t via, uint32_t type, void * value)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetProperty)))) return real(type, value);
@@ -2936,16 +3464,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetProperty(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_LINKED, type, value); }
-static uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_DLSYM, type, value); }
-static uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_PROCADDR, type, value); }
-CS_EXPORT uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value) { return cudnnGetProperty(type, value); }
+CS_EXPORT uint32_t cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+static uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+static uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+CS_EXPORT uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty, "libcudnn.so.8", &slot), type, value);
+}
 __asm__(".symver cs_v8_cudnnGetProperty, cudnnGetProperty@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNDataDescriptor)))) return real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
@@ -2958,16 +3490,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDataDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cudnnGetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
+}
 __asm__(".symver cs_v8_cudnnGetRNNDataDescriptor, cudnnGetRNNDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDescriptor_v8(uint8_t via, void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDescriptor_v8(uint8_t via, void *realp, void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNDescriptor_v8)))) return real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
@@ -2980,16 +3516,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cudnnGetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_EXPORT uint32_t cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_EXPORT uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8, "libcudnn.so.8", &slot), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+}
 __asm__(".symver cs_v8_cudnnGetRNNDescriptor_v8, cudnnGetRNNDescriptor_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNTempSpaceSizes(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNTempSpaceSizes(uint8_t via, void *realp, void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNTempSpaceSizes)))) return real(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
@@ -3002,16 +3542,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNTempSpaceS
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-static uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-static uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cudnnGetRNNTempSpaceSizes(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+CS_EXPORT uint32_t cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+CS_EXPORT uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes, "libcudnn.so.8", &slot), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
+}
 __asm__(".symver cs_v8_cudnnGetRNNTempSpaceSizes, cudnnGetRNNTempSpaceSizes@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightParams(uint8_t via, void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightParams(uint8_t via, void *realp, void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint64_t, void *, int32_t, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNWeightParams)))) return real(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
@@ -3024,16 +3568,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightPara
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-static uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_DLSYM, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-static uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cudnnGetRNNWeightParams(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+CS_EXPORT uint32_t cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+CS_EXPORT uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams, "libcudnn.so.8", &slot), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
+}
 __asm__(".symver cs_v8_cudnnGetRNNWeightParams, cudnnGetRNNWeightParams@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightSpaceSize(uint8_t via, void * handle, void * rnnDesc, void * weightSpaceSize)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightSpaceSize(uint8_t via, void *realp, void * handle, void * rnnDesc, void * weightSpaceSize)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNWeightSpaceSize)))) return real(handle, rnnDesc, weightSpaceSize);
@@ -3046,16 +3594,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightSpac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, handle, rnnDesc, weightSpaceSize); }
-static uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, handle, rnnDesc, weightSpaceSize); }
-static uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, handle, rnnDesc, weightSpaceSize); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cudnnGetRNNWeightSpaceSize(handle, rnnDesc, weightSpaceSize); }
+CS_EXPORT uint32_t cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+static uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+static uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+CS_EXPORT uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize, "libcudnn.so.8", &slot), handle, rnnDesc, weightSpaceSize);
+}
 __asm__(".symver cs_v8_cudnnGetRNNWeightSpaceSize, cudnnGetRNNWeightSpaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetReduceTensorDescriptor)))) return real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
@@ -3068,16 +3620,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReduceTensorD
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cudnnGetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_EXPORT uint32_t cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_EXPORT uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+}
 __asm__(".symver cs_v8_cudnnGetReduceTensorDescriptor, cudnnGetReduceTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionIndicesSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionIndicesSize(uint8_t via, void *realp, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetReductionIndicesSize)))) return real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
@@ -3090,16 +3646,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionIndi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cudnnGetReductionIndicesSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize, "libcudnn.so.8", &slot), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetReductionIndicesSize, cudnnGetReductionIndicesSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionWorkspaceSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionWorkspaceSize(uint8_t via, void *realp, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetReductionWorkspaceSize)))) return real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
@@ -3112,16 +3672,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionWork
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cudnnGetReductionWorkspaceSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_EXPORT uint32_t cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize, "libcudnn.so.8", &slot), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnGetReductionWorkspaceSize, cudnnGetReductionWorkspaceSize@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetSeqDataDescriptor(uint8_t via, void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetSeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, int32_t, void *, void *, void *, uint64_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetSeqDataDescriptor)))) return real(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
@@ -3134,16 +3698,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetSeqDataDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cudnnGetSeqDataDescriptor(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
+}
 __asm__(".symver cs_v8_cudnnGetSeqDataDescriptor, cudnnGetSeqDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetStream(uint8_t via, void * handle, void * streamId)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetStream(uint8_t via, void *realp, void * handle, void * streamId)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetStream, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetStream)))) return real(handle, streamId);
@@ -3156,16 +3724,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetStream(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_LINKED, handle, streamId); }
-static uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_DLSYM, handle, streamId); }
-static uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_PROCADDR, handle, streamId); }
-CS_EXPORT uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId) { return cudnnGetStream(handle, streamId); }
+CS_EXPORT uint32_t cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+static uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+static uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+CS_EXPORT uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetStream(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetStream, "libcudnn.so.8", &slot), handle, streamId);
+}
 __asm__(".symver cs_v8_cudnnGetStream, cudnnGetStream@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensor4dDescriptor(uint8_t via, void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensor4dDescriptor(uint8_t via, void *realp, void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensor4dDescriptor)))) return real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
@@ -3178,16 +3750,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensor4dDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cudnnGetTensor4dDescriptor(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_EXPORT uint32_t cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_EXPORT uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor, "libcudnn.so.8", &slot), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+}
 __asm__(".symver cs_v8_cudnnGetTensor4dDescriptor, cudnnGetTensor4dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorNdDescriptor(uint8_t via, void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorNdDescriptor(uint8_t via, void *realp, void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensorNdDescriptor)))) return real(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
@@ -3200,16 +3776,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorNdDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cudnnGetTensorNdDescriptor(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+CS_EXPORT uint32_t cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+CS_EXPORT uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor, "libcudnn.so.8", &slot), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
+}
 __asm__(".symver cs_v8_cudnnGetTensorNdDescriptor, cudnnGetTensorNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorSizeInBytes(uint8_t via, void * tensorDesc, void * size)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorSizeInBytes(uint8_t via, void *realp, void * tensorDesc, void * size)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensorSizeInBytes)))) return real(tensorDesc, size);
@@ -3222,16 +3802,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorSizeInB
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, tensorDesc, size); }
-static uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, tensorDesc, size); }
-static uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, tensorDesc, size); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cudnnGetTensorSizeInBytes(tensorDesc, size); }
+CS_EXPORT uint32_t cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+static uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+static uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+CS_EXPORT uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes, "libcudnn.so.8", &slot), tensorDesc, size);
+}
 __asm__(".symver cs_v8_cudnnGetTensorSizeInBytes, cudnnGetTensorSizeInBytes@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensorTransformDescriptor)))) return real(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
@@ -3244,16 +3828,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cudnnGetTensorTransformDescriptor(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_EXPORT uint32_t cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_EXPORT uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
+}
 __asm__(".symver cs_v8_cudnnGetTensorTransformDescriptor, cudnnGetTensorTransformDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetVersion(uint8_t via)
+static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetVersion(uint8_t via, void *realp)
 {
     typedef uint64_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetVersion)))) return real();
@@ -3266,16 +3854,20 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetVersion(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_LINKED); }
-static uint64_t cs_d_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_DLSYM); }
-static uint64_t cs_g_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_PROCADDR); }
-CS_EXPORT uint64_t cs_v8_cudnnGetVersion(void) { return cudnnGetVersion(); }
+CS_EXPORT uint64_t cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
+static uint64_t cs_d_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
+static uint64_t cs_g_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
+CS_EXPORT uint64_t cs_v8_cudnnGetVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion, "libcudnn.so.8", &slot));
+}
 __asm__(".symver cs_v8_cudnnGetVersion, cudnnGetVersion@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGraphVersionCheck(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGraphVersionCheck(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGraphVersionCheck)))) return real();
@@ -3288,16 +3880,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGraphVersionChec
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_PROCADDR); }
-CS_EXPORT uint32_t cs_v8_cudnnGraphVersionCheck(void) { return cudnnGraphVersionCheck(); }
+CS_EXPORT uint32_t cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+static uint32_t cs_d_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+static uint32_t cs_g_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+CS_EXPORT uint32_t cs_v8_cudnnGraphVersionCheck(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck, "libcudnn.so.8", &slot));
+}
 __asm__(".symver cs_v8_cudnnGraphVersionCheck, cudnnGraphVersionCheck@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnIm2Col(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnIm2Col(uint8_t via, void *realp, void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnIm2Col)))) return real(handle, xDesc, x, wDesc, convDesc, colBuffer);
@@ -3310,16 +3906,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnIm2Col(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_LINKED, handle, xDesc, x, wDesc, convDesc, colBuffer); }
-static uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_DLSYM, handle, xDesc, x, wDesc, convDesc, colBuffer); }
-static uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, convDesc, colBuffer); }
-CS_EXPORT uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cudnnIm2Col(handle, xDesc, x, wDesc, convDesc, colBuffer); }
+CS_EXPORT uint32_t cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+CS_EXPORT uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnIm2Col(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col, "libcudnn.so.8", &slot), handle, xDesc, x, wDesc, convDesc, colBuffer);
+}
 __asm__(".symver cs_v8_cudnnIm2Col, cudnnIm2Col@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnInitTransformDest(uint8_t via, void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnInitTransformDest(uint8_t via, void *realp, void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnInitTransformDest)))) return real(transformDesc, srcDesc, destDesc, destSizeInBytes);
@@ -3332,16 +3932,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnInitTransformDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, transformDesc, srcDesc, destDesc, destSizeInBytes); }
-static uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_DLSYM, transformDesc, srcDesc, destDesc, destSizeInBytes); }
-static uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_PROCADDR, transformDesc, srcDesc, destDesc, destSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cudnnInitTransformDest(transformDesc, srcDesc, destDesc, destSizeInBytes); }
+CS_EXPORT uint32_t cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest, "libcudnn.so.8", &slot), transformDesc, srcDesc, destDesc, destSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnInitTransformDest, cudnnInitTransformDest@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelBackward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelBackward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnLRNCrossChannelBackward)))) return real(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -3354,16 +3958,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelB
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cudnnLRNCrossChannelBackward(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward, "libcudnn.so.8", &slot), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+}
 __asm__(".symver cs_v8_cudnnLRNCrossChannelBackward, cudnnLRNCrossChannelBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelForward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelForward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnLRNCrossChannelForward)))) return real(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
@@ -3376,16 +3984,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelF
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cudnnLRNCrossChannelForward(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward, "libcudnn.so.8", &slot), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnLRNCrossChannelForward, cudnnLRNCrossChannelForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMakeFusedOpsPlan(uint8_t via, void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMakeFusedOpsPlan(uint8_t via, void *realp, void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMakeFusedOpsPlan)))) return real(handle, plan, constPack, workspaceSizeInBytes);
@@ -3398,16 +4010,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMakeFusedOpsPlan
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, handle, plan, constPack, workspaceSizeInBytes); }
-static uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, handle, plan, constPack, workspaceSizeInBytes); }
-static uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, handle, plan, constPack, workspaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cudnnMakeFusedOpsPlan(handle, plan, constPack, workspaceSizeInBytes); }
+CS_EXPORT uint32_t cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+static uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+static uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+CS_EXPORT uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan, "libcudnn.so.8", &slot), handle, plan, constPack, workspaceSizeInBytes);
+}
 __asm__(".symver cs_v8_cudnnMakeFusedOpsPlan, cudnnMakeFusedOpsPlan@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardData(uint8_t via, void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardData(uint8_t via, void *realp, void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMultiHeadAttnBackwardData)))) return real(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -3420,16 +4036,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cudnnMultiHeadAttnBackwardData(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_EXPORT uint32_t cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData, "libcudnn.so.8", &slot), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+}
 __asm__(".symver cs_v8_cudnnMultiHeadAttnBackwardData, cudnnMultiHeadAttnBackwardData@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardWeights(uint8_t via, void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardWeights(uint8_t via, void *realp, void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, void *, uint64_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMultiHeadAttnBackwardWeights)))) return real(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -3442,16 +4062,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cudnnMultiHeadAttnBackwardWeights(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_EXPORT uint32_t cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, "libcudnn.so.8", &slot), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+}
 __asm__(".symver cs_v8_cudnnMultiHeadAttnBackwardWeights, cudnnMultiHeadAttnBackwardWeights@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnForward(uint8_t via, void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnForward(uint8_t via, void *realp, void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMultiHeadAttnForward)))) return real(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -3464,16 +4088,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnFor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cudnnMultiHeadAttnForward(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_EXPORT uint32_t cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward, "libcudnn.so.8", &slot), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+}
 __asm__(".symver cs_v8_cudnnMultiHeadAttnForward, cudnnMultiHeadAttnForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationBackward(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationBackward(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnNormalizationBackward)))) return real(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
@@ -3486,16 +4114,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationBac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_DLSYM, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_PROCADDR, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cudnnNormalizationBackward(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+}
 __asm__(".symver cs_v8_cudnnNormalizationBackward, cudnnNormalizationBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationForwardInference(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnNormalizationForwardInference)))) return real(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
@@ -3508,16 +4140,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationFor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-static uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cudnnNormalizationForwardInference(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+CS_EXPORT uint32_t cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+CS_EXPORT uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
+}
 __asm__(".symver cs_v8_cudnnNormalizationForwardInference, cudnnNormalizationForwardInference@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationForwardTraining(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, double, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnNormalizationForwardTraining)))) return real(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
@@ -3530,16 +4166,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationFor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cudnnNormalizationForwardTraining(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_EXPORT uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+}
 __asm__(".symver cs_v8_cudnnNormalizationForwardTraining, cudnnNormalizationForwardTraining@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpTensor(uint8_t via, void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpTensor(uint8_t via, void *realp, void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnOpTensor)))) return real(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
@@ -3552,16 +4192,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpTensor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_LINKED, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-static uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_DLSYM, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-static uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_PROCADDR, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-CS_EXPORT uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cudnnOpTensor(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+CS_EXPORT uint32_t cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+CS_EXPORT uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnOpTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor, "libcudnn.so.8", &slot), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
+}
 __asm__(".symver cs_v8_cudnnOpTensor, cudnnOpTensor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpsVersionCheck(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpsVersionCheck(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnOpsVersionCheck)))) return real();
@@ -3574,16 +4218,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpsVersionCheck(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_PROCADDR); }
-CS_EXPORT uint32_t cs_v8_cudnnOpsVersionCheck(void) { return cudnnOpsVersionCheck(); }
+CS_EXPORT uint32_t cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+static uint32_t cs_d_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+static uint32_t cs_g_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+CS_EXPORT uint32_t cs_v8_cudnnOpsVersionCheck(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck, "libcudnn.so.8", &slot));
+}
 __asm__(".symver cs_v8_cudnnOpsVersionCheck, cudnnOpsVersionCheck@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingBackward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingBackward(uint8_t via, void *realp, void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnPoolingBackward)))) return real(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -3596,16 +4244,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingBackward(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_DLSYM, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cudnnPoolingBackward(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward, "libcudnn.so.8", &slot), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+}
 __asm__(".symver cs_v8_cudnnPoolingBackward, cudnnPoolingBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingForward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingForward(uint8_t via, void *realp, void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnPoolingForward)))) return real(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
@@ -3618,16 +4270,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingForward(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_LINKED, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_DLSYM, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cudnnPoolingForward(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnPoolingForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward, "libcudnn.so.8", &slot), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnPoolingForward, cudnnPoolingForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnQueryRuntimeError(uint8_t via, void * handle, void * rstatus, uint32_t mode, void * tag)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnQueryRuntimeError(uint8_t via, void *realp, void * handle, void * rstatus, uint32_t mode, void * tag)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnQueryRuntimeError)))) return real(handle, rstatus, mode, tag);
@@ -3640,16 +4296,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnQueryRuntimeErro
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, handle, rstatus, mode, tag); }
-static uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_DLSYM, handle, rstatus, mode, tag); }
-static uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_PROCADDR, handle, rstatus, mode, tag); }
-CS_EXPORT uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cudnnQueryRuntimeError(handle, rstatus, mode, tag); }
+CS_EXPORT uint32_t cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+static uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+static uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+CS_EXPORT uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError, "libcudnn.so.8", &slot), handle, rstatus, mode, tag);
+}
 __asm__(".symver cs_v8_cudnnQueryRuntimeError, cudnnQueryRuntimeError@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardData_v8(uint8_t via, void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardData_v8(uint8_t via, void *realp, void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNBackwardData_v8)))) return real(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -3662,16 +4322,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardData_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cudnnRNNBackwardData_v8(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_EXPORT uint32_t cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_EXPORT uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8, "libcudnn.so.8", &slot), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+}
 __asm__(".symver cs_v8_cudnnRNNBackwardData_v8, cudnnRNNBackwardData_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardWeights_v8(uint8_t via, void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardWeights_v8(uint8_t via, void *realp, void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNBackwardWeights_v8)))) return real(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -3684,16 +4348,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardWeigh
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cudnnRNNBackwardWeights_v8(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_EXPORT uint32_t cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_EXPORT uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8, "libcudnn.so.8", &slot), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+}
 __asm__(".symver cs_v8_cudnnRNNBackwardWeights_v8, cudnnRNNBackwardWeights_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNForward(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNForward(uint8_t via, void *realp, void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNForward)))) return real(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -3706,16 +4374,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNForward(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_LINKED, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cudnnRNNForward(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_EXPORT uint32_t cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_EXPORT uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRNNForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward, "libcudnn.so.8", &slot), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+}
 __asm__(".symver cs_v8_cudnnRNNForward, cudnnRNNForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v8(uint8_t via, void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v8(uint8_t via, void *realp, void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNGetClip_v8)))) return real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
@@ -3728,16 +4400,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v8(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cudnnRNNGetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_EXPORT uint32_t cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_EXPORT uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8, "libcudnn.so.8", &slot), rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+}
 __asm__(".symver cs_v8_cudnnRNNGetClip_v8, cudnnRNNGetClip_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v9(uint8_t via, void * rnnDesc, void * clipMode, void * lclip, void * rclip)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v9(uint8_t via, void *realp, void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNGetClip_v9)))) return real(rnnDesc, clipMode, lclip, rclip);
@@ -3750,16 +4426,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v9(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cudnnRNNGetClip_v9(rnnDesc, clipMode, lclip, rclip); }
+CS_EXPORT uint32_t cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+CS_EXPORT uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9, "libcudnn.so.8", &slot), rnnDesc, clipMode, lclip, rclip);
+}
 __asm__(".symver cs_v8_cudnnRNNGetClip_v9, cudnnRNNGetClip_v9@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v8(uint8_t via, void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v8(uint8_t via, void *realp, void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, double, double);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNSetClip_v8)))) return real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
@@ -3772,16 +4452,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v8(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cudnnRNNSetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_EXPORT uint32_t cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_EXPORT uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8, "libcudnn.so.8", &slot), rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+}
 __asm__(".symver cs_v8_cudnnRNNSetClip_v8, cudnnRNNSetClip_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v9(uint8_t via, void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v9(uint8_t via, void *realp, void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, double, double);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNSetClip_v9)))) return real(rnnDesc, clipMode, lclip, rclip);
@@ -3794,16 +4478,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v9(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cudnnRNNSetClip_v9(rnnDesc, clipMode, lclip, rclip); }
+CS_EXPORT uint32_t cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+CS_EXPORT uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9, "libcudnn.so.8", &slot), rnnDesc, clipMode, lclip, rclip);
+}
 __asm__(".symver cs_v8_cudnnRNNSetClip_v9, cudnnRNNSetClip_v9@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReduceTensor(uint8_t via, void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReduceTensor(uint8_t via, void *realp, void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, uint64_t, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnReduceTensor)))) return real(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
@@ -3816,16 +4504,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReduceTensor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_LINKED, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_DLSYM, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_PROCADDR, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-CS_EXPORT uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cudnnReduceTensor(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+CS_EXPORT uint32_t cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+CS_EXPORT uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnReduceTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor, "libcudnn.so.8", &slot), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
+}
 __asm__(".symver cs_v8_cudnnReduceTensor, cudnnReduceTensor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReorderFilterAndBias(uint8_t via, void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReorderFilterAndBias(uint8_t via, void *realp, void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnReorderFilterAndBias)))) return real(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
@@ -3838,16 +4530,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReorderFilterAnd
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-static uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_DLSYM, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-static uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-CS_EXPORT uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cudnnReorderFilterAndBias(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+CS_EXPORT uint32_t cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+CS_EXPORT uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias, "libcudnn.so.8", &slot), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
+}
 __asm__(".symver cs_v8_cudnnReorderFilterAndBias, cudnnReorderFilterAndBias@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRestoreDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRestoreDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     typedef uint32_t (*fn_t)(void *, void *, float, void *, uint64_t, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRestoreDropoutDescriptor)))) return real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
@@ -3860,16 +4556,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRestoreDropoutDe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-CS_EXPORT uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cudnnRestoreDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_EXPORT uint32_t cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_EXPORT uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+}
 __asm__(".symver cs_v8_cudnnRestoreDropoutDescriptor, cudnnRestoreDropoutDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnScaleTensor(uint8_t via, void * handle, void * yDesc, void * y, void * alpha)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnScaleTensor(uint8_t via, void *realp, void * handle, void * yDesc, void * y, void * alpha)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnScaleTensor)))) return real(handle, yDesc, y, alpha);
@@ -3882,16 +4582,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnScaleTensor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_LINKED, handle, yDesc, y, alpha); }
-static uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_DLSYM, handle, yDesc, y, alpha); }
-static uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_PROCADDR, handle, yDesc, y, alpha); }
-CS_EXPORT uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cudnnScaleTensor(handle, yDesc, y, alpha); }
+CS_EXPORT uint32_t cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+static uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+static uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+CS_EXPORT uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnScaleTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor, "libcudnn.so.8", &slot), handle, yDesc, y, alpha);
+}
 __asm__(".symver cs_v8_cudnnScaleTensor, cudnnScaleTensor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDescriptor(uint8_t via, void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDescriptor(uint8_t via, void *realp, void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, double);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetActivationDescriptor)))) return real(activationDesc, mode, reluNanOpt, coef);
@@ -3904,16 +4608,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
-CS_EXPORT uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cudnnSetActivationDescriptor(activationDesc, mode, reluNanOpt, coef); }
+CS_EXPORT uint32_t cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+CS_EXPORT uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor, "libcudnn.so.8", &slot), activationDesc, mode, reluNanOpt, coef);
+}
 __asm__(".symver cs_v8_cudnnSetActivationDescriptor, cudnnSetActivationDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, double swish_beta)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDescriptorSwishBeta(uint8_t via, void *realp, void * activationDesc, double swish_beta)
 {
     typedef uint32_t (*fn_t)(void *, double);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetActivationDescriptorSwishBeta)))) return real(activationDesc, swish_beta);
@@ -3926,16 +4634,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
-static uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
-static uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
-CS_EXPORT uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cudnnSetActivationDescriptorSwishBeta(activationDesc, swish_beta); }
+CS_EXPORT uint32_t cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+CS_EXPORT uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, "libcudnn.so.8", &slot), activationDesc, swish_beta);
+}
 __asm__(".symver cs_v8_cudnnSetActivationDescriptorSwishBeta, cudnnSetActivationDescriptorSwishBeta@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetAttnDescriptor(uint8_t via, void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetAttnDescriptor(uint8_t via, void *realp, void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, double, uint32_t, uint32_t, uint32_t, void *, void *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetAttnDescriptor)))) return real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
@@ -3948,16 +4660,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetAttnDescripto
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-CS_EXPORT uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cudnnSetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_EXPORT uint32_t cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_EXPORT uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor, "libcudnn.so.8", &slot), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+}
 __asm__(".symver cs_v8_cudnnSetAttnDescriptor, cudnnSetAttnDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, uint32_t compType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptor)))) return real(ctcLossDesc, compType);
@@ -3970,16 +4686,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cudnnSetCTCLossDescriptor(ctcLossDesc, compType); }
+CS_EXPORT uint32_t cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc, compType);
+}
 __asm__(".symver cs_v8_cudnnSetCTCLossDescriptor, cudnnSetCTCLossDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptorEx(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptorEx)))) return real(ctcLossDesc, compType, normMode, gradMode);
@@ -3992,16 +4712,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cudnnSetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode); }
+CS_EXPORT uint32_t cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode);
+}
 __asm__(".symver cs_v8_cudnnSetCTCLossDescriptorEx, cudnnSetCTCLossDescriptorEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v8(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptor_v8)))) return real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
@@ -4014,16 +4738,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cudnnSetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_EXPORT uint32_t cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+}
 __asm__(".symver cs_v8_cudnnSetCTCLossDescriptor_v8, cudnnSetCTCLossDescriptor_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v9(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptor_v9)))) return real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
@@ -4036,16 +4764,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cudnnSetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_EXPORT uint32_t cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+}
 __asm__(".symver cs_v8_cudnnSetCTCLossDescriptor_v9, cudnnSetCTCLossDescriptor_v9@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCallback(uint8_t via, uint32_t mask, void * udata, void * fptr)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCallback(uint8_t via, void *realp, uint32_t mask, void * udata, void * fptr)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCallback)))) return real(mask, udata, fptr);
@@ -4058,16 +4790,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCallback(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_LINKED, mask, udata, fptr); }
-static uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
-static uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cudnnSetCallback(mask, udata, fptr); }
+CS_EXPORT uint32_t cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+static uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+static uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+CS_EXPORT uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback, "libcudnn.so.8", &slot), mask, udata, fptr);
+}
 __asm__(".symver cs_v8_cudnnSetCallback, cudnnSetCallback@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolution2dDescriptor(uint8_t via, void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolution2dDescriptor(uint8_t via, void *realp, void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, uint32_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolution2dDescriptor)))) return real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
@@ -4080,16 +4816,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolution2d
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cudnnSetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_EXPORT uint32_t cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_EXPORT uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor, "libcudnn.so.8", &slot), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+}
 __asm__(".symver cs_v8_cudnnSetConvolution2dDescriptor, cudnnSetConvolution2dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionGroupCount(uint8_t via, void * convDesc, int32_t groupCount)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionGroupCount(uint8_t via, void *realp, void * convDesc, int32_t groupCount)
 {
     typedef uint32_t (*fn_t)(void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionGroupCount)))) return real(convDesc, groupCount);
@@ -4102,16 +4842,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionGr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
-static uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
-static uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cudnnSetConvolutionGroupCount(convDesc, groupCount); }
+CS_EXPORT uint32_t cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+static uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+static uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount, "libcudnn.so.8", &slot), convDesc, groupCount);
+}
 __asm__(".symver cs_v8_cudnnSetConvolutionGroupCount, cudnnSetConvolutionGroupCount@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionMathType(uint8_t via, void * convDesc, uint32_t mathType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionMathType(uint8_t via, void *realp, void * convDesc, uint32_t mathType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionMathType)))) return real(convDesc, mathType);
@@ -4124,16 +4868,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionMa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
-static uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
-static uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cudnnSetConvolutionMathType(convDesc, mathType); }
+CS_EXPORT uint32_t cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+static uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+static uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType, "libcudnn.so.8", &slot), convDesc, mathType);
+}
 __asm__(".symver cs_v8_cudnnSetConvolutionMathType, cudnnSetConvolutionMathType@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionNdDescriptor(uint8_t via, void *realp, void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, uint32_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionNdDescriptor)))) return real(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
@@ -4146,16 +4894,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionNd
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-static uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-static uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cudnnSetConvolutionNdDescriptor(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+CS_EXPORT uint32_t cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor, "libcudnn.so.8", &slot), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
+}
 __asm__(".symver cs_v8_cudnnSetConvolutionNdDescriptor, cudnnSetConvolutionNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionReorderType(uint8_t via, void * convDesc, uint32_t reorderType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionReorderType(uint8_t via, void *realp, void * convDesc, uint32_t reorderType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionReorderType)))) return real(convDesc, reorderType);
@@ -4168,16 +4920,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionRe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
-static uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
-static uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cudnnSetConvolutionReorderType(convDesc, reorderType); }
+CS_EXPORT uint32_t cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+static uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+static uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType, "libcudnn.so.8", &slot), convDesc, reorderType);
+}
 __asm__(".symver cs_v8_cudnnSetConvolutionReorderType, cudnnSetConvolutionReorderType@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     typedef uint32_t (*fn_t)(void *, void *, float, void *, uint64_t, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetDropoutDescriptor)))) return real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
@@ -4190,16 +4946,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetDropoutDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-CS_EXPORT uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cudnnSetDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_EXPORT uint32_t cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_EXPORT uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+}
 __asm__(".symver cs_v8_cudnnSetDropoutDescriptor, cudnnSetDropoutDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilter4dDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilter4dDescriptor(uint8_t via, void *realp, void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFilter4dDescriptor)))) return real(filterDesc, dataType, format, k, c, h, w);
@@ -4212,16 +4972,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilter4dDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cudnnSetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w); }
+CS_EXPORT uint32_t cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+CS_EXPORT uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, k, c, h, w);
+}
 __asm__(".symver cs_v8_cudnnSetFilter4dDescriptor, cudnnSetFilter4dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilterNdDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilterNdDescriptor(uint8_t via, void *realp, void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFilterNdDescriptor)))) return real(filterDesc, dataType, format, nbDims, filterDimA);
@@ -4234,16 +4998,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilterNdDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, nbDims, filterDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cudnnSetFilterNdDescriptor(filterDesc, dataType, format, nbDims, filterDimA); }
+CS_EXPORT uint32_t cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+CS_EXPORT uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, nbDims, filterDimA);
+}
 __asm__(".symver cs_v8_cudnnSetFilterNdDescriptor, cudnnSetFilterNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsConstParamPackAttribute(uint8_t via, void *realp, void * constPack, uint32_t paramLabel, void * param)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute)))) return real(constPack, paramLabel, param);
@@ -4256,16 +5024,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsConst
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param); }
-static uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param); }
-static uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cudnnSetFusedOpsConstParamPackAttribute(constPack, paramLabel, param); }
+CS_EXPORT uint32_t cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+static uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+static uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+CS_EXPORT uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, "libcudnn.so.8", &slot), constPack, paramLabel, param);
+}
 __asm__(".symver cs_v8_cudnnSetFusedOpsConstParamPackAttribute, cudnnSetFusedOpsConstParamPackAttribute@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsVariantParamPackAttribute(uint8_t via, void *realp, void * varPack, uint32_t paramLabel, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute)))) return real(varPack, paramLabel, ptr);
@@ -4278,16 +5050,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsVaria
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
-static uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
-static uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cudnnSetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr); }
+CS_EXPORT uint32_t cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+CS_EXPORT uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, "libcudnn.so.8", &slot), varPack, paramLabel, ptr);
+}
 __asm__(".symver cs_v8_cudnnSetFusedOpsVariantParamPackAttribute, cudnnSetFusedOpsVariantParamPackAttribute@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetLRNDescriptor(uint8_t via, void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetLRNDescriptor(uint8_t via, void *realp, void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, double, double, double);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetLRNDescriptor)))) return real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
@@ -4300,16 +5076,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetLRNDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-CS_EXPORT uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cudnnSetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_EXPORT uint32_t cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_EXPORT uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor, "libcudnn.so.8", &slot), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+}
 __asm__(".symver cs_v8_cudnnSetLRNDescriptor, cudnnSetLRNDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetOpTensorDescriptor(uint8_t via, void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetOpTensorDescriptor)))) return real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
@@ -4322,16 +5102,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetOpTensorDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-CS_EXPORT uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cudnnSetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_EXPORT uint32_t cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_EXPORT uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+}
 __asm__(".symver cs_v8_cudnnSetOpTensorDescriptor, cudnnSetOpTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPooling2dDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPooling2dDescriptor(uint8_t via, void *realp, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetPooling2dDescriptor)))) return real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
@@ -4344,16 +5128,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPooling2dDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-CS_EXPORT uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cudnnSetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_EXPORT uint32_t cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_EXPORT uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+}
 __asm__(".symver cs_v8_cudnnSetPooling2dDescriptor, cudnnSetPooling2dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPoolingNdDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPoolingNdDescriptor(uint8_t via, void *realp, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetPoolingNdDescriptor)))) return real(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
@@ -4366,16 +5154,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPoolingNdDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cudnnSetPoolingNdDescriptor(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_EXPORT uint32_t cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_EXPORT uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+}
 __asm__(".symver cs_v8_cudnnSetPoolingNdDescriptor, cudnnSetPoolingNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetRNNDataDescriptor)))) return real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
@@ -4388,16 +5180,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDataDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cudnnSetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
+}
 __asm__(".symver cs_v8_cudnnSetRNNDataDescriptor, cudnnSetRNNDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDescriptor_v8(uint8_t via, void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDescriptor_v8(uint8_t via, void *realp, void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t, void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetRNNDescriptor_v8)))) return real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
@@ -4410,16 +5206,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-CS_EXPORT uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cudnnSetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_EXPORT uint32_t cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_EXPORT uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8, "libcudnn.so.8", &slot), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+}
 __asm__(".symver cs_v8_cudnnSetRNNDescriptor_v8, cudnnSetRNNDescriptor_v8@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetReduceTensorDescriptor)))) return real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
@@ -4432,16 +5232,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetReduceTensorD
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cudnnSetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_EXPORT uint32_t cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_EXPORT uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+}
 __asm__(".symver cs_v8_cudnnSetReduceTensorDescriptor, cudnnSetReduceTensorDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSeqDataDescriptor(uint8_t via, void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, uint64_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetSeqDataDescriptor)))) return real(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
@@ -4454,16 +5258,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSeqDataDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cudnnSetSeqDataDescriptor(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+CS_EXPORT uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
+}
 __asm__(".symver cs_v8_cudnnSetSeqDataDescriptor, cudnnSetSeqDataDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSpatialTransformerNdDescriptor(uint8_t via, void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSpatialTransformerNdDescriptor(uint8_t via, void *realp, void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor)))) return real(stDesc, samplerType, dataType, nbDims, dimA);
@@ -4476,16 +5284,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSpatialTransf
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, stDesc, samplerType, dataType, nbDims, dimA); }
-static uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, stDesc, samplerType, dataType, nbDims, dimA); }
-static uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, stDesc, samplerType, dataType, nbDims, dimA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cudnnSetSpatialTransformerNdDescriptor(stDesc, samplerType, dataType, nbDims, dimA); }
+CS_EXPORT uint32_t cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+static uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+static uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+CS_EXPORT uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, "libcudnn.so.8", &slot), stDesc, samplerType, dataType, nbDims, dimA);
+}
 __asm__(".symver cs_v8_cudnnSetSpatialTransformerNdDescriptor, cudnnSetSpatialTransformerNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetStream(uint8_t via, void * handle, void * streamId)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetStream(uint8_t via, void *realp, void * handle, void * streamId)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetStream, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetStream)))) return real(handle, streamId);
@@ -4498,16 +5310,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetStream(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_LINKED, handle, streamId); }
-static uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_DLSYM, handle, streamId); }
-static uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_PROCADDR, handle, streamId); }
-CS_EXPORT uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId) { return cudnnSetStream(handle, streamId); }
+CS_EXPORT uint32_t cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+static uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+static uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+CS_EXPORT uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetStream(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetStream, "libcudnn.so.8", &slot), handle, streamId);
+}
 __asm__(".symver cs_v8_cudnnSetStream, cudnnSetStream@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor(uint8_t via, void * handle, void * yDesc, void * y, void * valuePtr)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor(uint8_t via, void *realp, void * handle, void * yDesc, void * y, void * valuePtr)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensor)))) return real(handle, yDesc, y, valuePtr);
@@ -4520,16 +5336,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_LINKED, handle, yDesc, y, valuePtr); }
-static uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_DLSYM, handle, yDesc, y, valuePtr); }
-static uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_PROCADDR, handle, yDesc, y, valuePtr); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cudnnSetTensor(handle, yDesc, y, valuePtr); }
+CS_EXPORT uint32_t cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+static uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+static uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+CS_EXPORT uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor, "libcudnn.so.8", &slot), handle, yDesc, y, valuePtr);
+}
 __asm__(".symver cs_v8_cudnnSetTensor, cudnnSetTensor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescriptor(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescriptor(uint8_t via, void *realp, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensor4dDescriptor)))) return real(tensorDesc, format, dataType, n, c, h, w);
@@ -4542,16 +5362,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, format, dataType, n, c, h, w); }
-static uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, format, dataType, n, c, h, w); }
-static uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, format, dataType, n, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cudnnSetTensor4dDescriptor(tensorDesc, format, dataType, n, c, h, w); }
+CS_EXPORT uint32_t cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+static uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+static uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+CS_EXPORT uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor, "libcudnn.so.8", &slot), tensorDesc, format, dataType, n, c, h, w);
+}
 __asm__(".symver cs_v8_cudnnSetTensor4dDescriptor, cudnnSetTensor4dDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescriptorEx(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescriptorEx(uint8_t via, void *realp, void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensor4dDescriptorEx)))) return real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
@@ -4564,16 +5388,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cudnnSetTensor4dDescriptorEx(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_EXPORT uint32_t cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_EXPORT uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx, "libcudnn.so.8", &slot), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+}
 __asm__(".symver cs_v8_cudnnSetTensor4dDescriptorEx, cudnnSetTensor4dDescriptorEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescriptor(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescriptor(uint8_t via, void *realp, void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensorNdDescriptor)))) return real(tensorDesc, dataType, nbDims, dimA, strideA);
@@ -4586,16 +5414,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, nbDims, dimA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cudnnSetTensorNdDescriptor(tensorDesc, dataType, nbDims, dimA, strideA); }
+CS_EXPORT uint32_t cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+CS_EXPORT uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor, "libcudnn.so.8", &slot), tensorDesc, dataType, nbDims, dimA, strideA);
+}
 __asm__(".symver cs_v8_cudnnSetTensorNdDescriptor, cudnnSetTensorNdDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescriptorEx(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescriptorEx(uint8_t via, void *realp, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensorNdDescriptorEx)))) return real(tensorDesc, format, dataType, nbDims, dimA);
@@ -4608,16 +5440,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, tensorDesc, format, dataType, nbDims, dimA); }
-static uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, tensorDesc, format, dataType, nbDims, dimA); }
-static uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, tensorDesc, format, dataType, nbDims, dimA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cudnnSetTensorNdDescriptorEx(tensorDesc, format, dataType, nbDims, dimA); }
+CS_EXPORT uint32_t cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+static uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+static uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+CS_EXPORT uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx, "libcudnn.so.8", &slot), tensorDesc, format, dataType, nbDims, dimA);
+}
 __asm__(".symver cs_v8_cudnnSetTensorNdDescriptorEx, cudnnSetTensorNdDescriptorEx@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensorTransformDescriptor)))) return real(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
@@ -4630,16 +5466,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorTransfo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cudnnSetTensorTransformDescriptor(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_EXPORT uint32_t cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_EXPORT uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
+}
 __asm__(".symver cs_v8_cudnnSetTensorTransformDescriptor, cudnnSetTensorTransformDescriptor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxBackward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxBackward(uint8_t via, void *realp, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSoftmaxBackward)))) return real(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
@@ -4652,16 +5492,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxBackward(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_DLSYM, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_PROCADDR, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cudnnSoftmaxBackward(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+CS_EXPORT uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward, "libcudnn.so.8", &slot), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
+}
 __asm__(".symver cs_v8_cudnnSoftmaxBackward, cudnnSoftmaxBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxForward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxForward(uint8_t via, void *realp, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSoftmaxForward)))) return real(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
@@ -4674,16 +5518,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxForward(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_DLSYM, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_PROCADDR, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cudnnSoftmaxForward(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward, "libcudnn.so.8", &slot), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnSoftmaxForward, cudnnSoftmaxForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorBackward(uint8_t via, void * handle, void * stDesc, void * dgrid, void * dtheta)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorBackward(uint8_t via, void *realp, void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfGridGeneratorBackward)))) return real(handle, stDesc, dgrid, dtheta);
@@ -4696,16 +5544,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGen
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, handle, stDesc, dgrid, dtheta); }
-static uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, handle, stDesc, dgrid, dtheta); }
-static uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, handle, stDesc, dgrid, dtheta); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cudnnSpatialTfGridGeneratorBackward(handle, stDesc, dgrid, dtheta); }
+CS_EXPORT uint32_t cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+static uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+static uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+CS_EXPORT uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, "libcudnn.so.8", &slot), handle, stDesc, dgrid, dtheta);
+}
 __asm__(".symver cs_v8_cudnnSpatialTfGridGeneratorBackward, cudnnSpatialTfGridGeneratorBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorForward(uint8_t via, void * handle, void * stDesc, void * theta, void * grid)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorForward(uint8_t via, void *realp, void * handle, void * stDesc, void * theta, void * grid)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfGridGeneratorForward)))) return real(handle, stDesc, theta, grid);
@@ -4718,16 +5570,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGen
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, handle, stDesc, theta, grid); }
-static uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, handle, stDesc, theta, grid); }
-static uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, handle, stDesc, theta, grid); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cudnnSpatialTfGridGeneratorForward(handle, stDesc, theta, grid); }
+CS_EXPORT uint32_t cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+static uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+static uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+CS_EXPORT uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, "libcudnn.so.8", &slot), handle, stDesc, theta, grid);
+}
 __asm__(".symver cs_v8_cudnnSpatialTfGridGeneratorForward, cudnnSpatialTfGridGeneratorForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSamplerBackward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSamplerBackward(uint8_t via, void *realp, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfSamplerBackward)))) return real(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
@@ -4740,16 +5596,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSampler
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-static uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-static uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cudnnSpatialTfSamplerBackward(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+CS_EXPORT uint32_t cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+CS_EXPORT uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward, "libcudnn.so.8", &slot), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
+}
 __asm__(".symver cs_v8_cudnnSpatialTfSamplerBackward, cudnnSpatialTfSamplerBackward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSamplerForward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSamplerForward(uint8_t via, void *realp, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfSamplerForward)))) return real(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
@@ -4762,16 +5622,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSampler
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-static uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-static uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cudnnSpatialTfSamplerForward(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward, "libcudnn.so.8", &slot), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnSpatialTfSamplerForward, cudnnSpatialTfSamplerForward@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformFilter(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformFilter(uint8_t via, void *realp, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnTransformFilter)))) return real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
@@ -4784,16 +5648,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformFilter(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-CS_EXPORT uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cudnnTransformFilter(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_EXPORT uint32_t cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_EXPORT uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnTransformFilter(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter, "libcudnn.so.8", &slot), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+}
 __asm__(".symver cs_v8_cudnnTransformFilter, cudnnTransformFilter@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensor(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensor(uint8_t via, void *realp, void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnTransformTensor)))) return real(handle, alpha, xDesc, x, beta, yDesc, y);
@@ -4806,16 +5674,20 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensor(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_LINKED, handle, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_DLSYM, handle, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_PROCADDR, handle, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cudnnTransformTensor(handle, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+CS_EXPORT uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnTransformTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, beta, yDesc, y);
+}
 __asm__(".symver cs_v8_cudnnTransformTensor, cudnnTransformTensor@libcudnn.so.8");
 
-static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensorEx(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensorEx(uint8_t via, void *realp, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnTransformTensorEx)))) return real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
@@ -4828,10 +5700,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensorE
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-CS_EXPORT uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cudnnTransformTensorEx(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_EXPORT uint32_t cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_EXPORT uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+{
+    static void *_Atomic slot;
+    return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx, "libcudnn.so.8", &slot), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+}
 __asm__(".symver cs_v8_cudnnTransformTensorEx, cudnnTransformTensorEx@libcudnn.so.8");
 
 static const char *const names[] = {

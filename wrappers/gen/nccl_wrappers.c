@@ -10,10 +10,10 @@
 struct cs_blob_128_1 { unsigned char b[128]; } __attribute__((aligned(1)));
 
 void cs_hook_ncclAllGather(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAllGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAllGather)))) return real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
@@ -27,15 +27,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllGather(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_LINKED, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_d_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_DLSYM, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_g_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_PROCADDR, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+CS_EXPORT uint32_t ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static uint32_t cs_d_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static uint32_t cs_g_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
 void cs_hook_ncclAllReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAllReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAllReduce)))) return real(sendbuff, recvbuff, count, datatype, op, comm, stream);
@@ -49,14 +49,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllReduce(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_d_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_g_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, op, comm, stream); }
+CS_EXPORT uint32_t ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static uint32_t cs_d_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static uint32_t cs_g_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclAlltoAll(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAlltoAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAlltoAll)))) return real(sendbuff, recvbuff, count, datatype, comm, stream);
@@ -69,14 +69,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAlltoAll(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
+CS_EXPORT uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclBcast);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclBcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclBcast)))) return real(buff, count, datatype, root, comm, stream);
@@ -89,15 +89,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclBcast(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclBroadcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclBroadcast)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -111,15 +111,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclBroadcast(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommAbort(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommAbort(uint8_t via, void *realp, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommAbort, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommAbort)))) return real(comm);
@@ -133,14 +133,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommAbort(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_LINKED, comm); }
-static uint32_t cs_d_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_DLSYM, comm); }
-static uint32_t cs_g_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_PROCADDR, comm); }
+CS_EXPORT uint32_t ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
+static uint32_t cs_d_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
+static uint32_t cs_g_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCount(uint8_t via, void * comm, void * count)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCount(uint8_t via, void *realp, void * comm, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommCount)))) return real(comm, count);
@@ -153,14 +153,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCount(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_LINKED, comm, count); }
-static uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_DLSYM, comm, count); }
-static uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_PROCADDR, comm, count); }
+CS_EXPORT uint32_t ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+static uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+static uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, void * comm, void * device)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommCuDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommCuDevice)))) return real(comm, device);
@@ -173,14 +173,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCuDevice(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_LINKED, comm, device); }
-static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
-static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
+CS_EXPORT uint32_t ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, void * comm, void * handle)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommDeregister)))) return real(comm, handle);
@@ -193,15 +193,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDeregister(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_LINKED, comm, handle); }
-static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
-static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
+CS_EXPORT uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void *realp, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommDestroy)))) return real(comm);
@@ -215,14 +215,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDestroy(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_LINKED, comm); }
-static uint32_t cs_d_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_DLSYM, comm); }
-static uint32_t cs_g_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_PROCADDR, comm); }
+CS_EXPORT uint32_t ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
+static uint32_t cs_d_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
+static uint32_t cs_g_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommFinalize(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommFinalize(uint8_t via, void *realp, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommFinalize)))) return real(comm);
@@ -235,15 +235,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommFinalize(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_LINKED, comm); }
-static uint32_t cs_d_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_DLSYM, comm); }
-static uint32_t cs_g_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_PROCADDR, comm); }
+CS_EXPORT uint32_t ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
+static uint32_t cs_d_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
+static uint32_t cs_g_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
 
 void cs_hook_ncclCommGetAsyncError(struct cs_thread *t, struct cs_event *ev, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommGetAsyncError(uint8_t via, void * comm, void * asyncError)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommGetAsyncError(uint8_t via, void *realp, void * comm, void * asyncError)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommGetAsyncError)))) return real(comm, asyncError);
@@ -257,14 +257,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommGetAsyncError
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_LINKED, comm, asyncError); }
-static uint32_t cs_d_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_DLSYM, comm, asyncError); }
-static uint32_t cs_g_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_PROCADDR, comm, asyncError); }
+CS_EXPORT uint32_t ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
+static uint32_t cs_d_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
+static uint32_t cs_g_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitAll(uint8_t via, void * comm, int32_t ndev, void * devlist)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitAll(uint8_t via, void *realp, void * comm, int32_t ndev, void * devlist)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitAll)))) return real(comm, ndev, devlist);
@@ -277,15 +277,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitAll(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_LINKED, comm, ndev, devlist); }
-static uint32_t cs_d_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_DLSYM, comm, ndev, devlist); }
-static uint32_t cs_g_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_PROCADDR, comm, ndev, devlist); }
+CS_EXPORT uint32_t ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
+static uint32_t cs_d_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
+static uint32_t cs_g_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
 
 void cs_hook_ncclCommInitRank(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRank(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRank(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRank)))) return real(comm, nranks, commId, rank);
@@ -299,15 +299,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRank(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_LINKED, comm, nranks, commId, rank); }
-static uint32_t cs_d_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_DLSYM, comm, nranks, commId, rank); }
-static uint32_t cs_g_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_PROCADDR, comm, nranks, commId, rank); }
+CS_EXPORT uint32_t ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
+static uint32_t cs_d_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
+static uint32_t cs_g_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
 
 void cs_hook_ncclCommInitRankConfig(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankConfig(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankConfig(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRankConfig)))) return real(comm, nranks, commId, rank, config);
@@ -321,14 +321,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankConfi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_LINKED, comm, nranks, commId, rank, config); }
-static uint32_t cs_d_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_DLSYM, comm, nranks, commId, rank, config); }
-static uint32_t cs_g_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_PROCADDR, comm, nranks, commId, rank, config); }
+CS_EXPORT uint32_t ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static uint32_t cs_d_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static uint32_t cs_g_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankScalable(uint8_t via, void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankScalable(uint8_t via, void *realp, void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRankScalable)))) return real(newcomm, nranks, myrank, nId, commIds, config);
@@ -341,14 +341,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankScala
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_LINKED, newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_d_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_DLSYM, newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_g_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_PROCADDR, newcomm, nranks, myrank, nId, commIds, config); }
+CS_EXPORT uint32_t ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static uint32_t cs_d_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static uint32_t cs_g_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommRegister)))) return real(comm, buff, size, handle);
@@ -361,14 +361,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRegister(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
-static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
-static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
+CS_EXPORT uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
     typedef uint32_t (*fn_t)(void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommRevoke, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommRevoke)))) return real(comm, revokeFlags);
@@ -381,14 +381,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRevoke(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
-static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
-static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
+CS_EXPORT uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommShrink, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommShrink)))) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
@@ -401,15 +401,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommShrink(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+CS_EXPORT uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommSplit, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommSplit)))) return real(comm, color, key, newcomm, config);
@@ -423,14 +423,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommSplit(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_LINKED, comm, color, key, newcomm, config); }
-static uint32_t cs_d_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_DLSYM, comm, color, key, newcomm, config); }
-static uint32_t cs_g_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_PROCADDR, comm, color, key, newcomm, config); }
+CS_EXPORT uint32_t ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
+static uint32_t cs_d_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
+static uint32_t cs_g_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommUserRank(uint8_t via, void * comm, void * rank)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommUserRank(uint8_t via, void *realp, void * comm, void * rank)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommUserRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommUserRank)))) return real(comm, rank);
@@ -443,14 +443,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommUserRank(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_LINKED, comm, rank); }
-static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
-static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
+CS_EXPORT uint32_t ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t via, void * comm, void * win)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommWindowDeregister)))) return real(comm, win);
@@ -463,14 +463,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowDeregis
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
-static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
-static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
+CS_EXPORT uint32_t ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommWindowRegister)))) return real(comm, buff, size, win, winFlags);
@@ -483,14 +483,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowRegiste
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
-static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
-static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
+CS_EXPORT uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGather);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGather)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -503,14 +503,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGather(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
-static inline __attribute__((always_inline)) void * cs_w_ncclGetErrorString(uint8_t via, uint32_t result)
+static inline __attribute__((always_inline)) void * cs_w_ncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
     typedef void * (*fn_t)(uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_ncclGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetErrorString)))) return real(result);
@@ -523,14 +523,14 @@ static inline __attribute__((always_inline)) void * cs_w_ncclGetErrorString(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_LINKED, result); }
-static void * cs_d_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_DLSYM, result); }
-static void * cs_g_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_PROCADDR, result); }
+CS_EXPORT void * ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
+static void * cs_d_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
+static void * cs_g_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
 
-static inline __attribute__((always_inline)) void * cs_w_ncclGetLastError(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) void * cs_w_ncclGetLastError(uint8_t via, void *realp, void * comm)
 {
     typedef void * (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_ncclGetLastError, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetLastError)))) return real(comm);
@@ -543,14 +543,14 @@ static inline __attribute__((always_inline)) void * cs_w_ncclGetLastError(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_LINKED, comm); }
-static void * cs_d_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_DLSYM, comm); }
-static void * cs_g_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_PROCADDR, comm); }
+CS_EXPORT void * ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
+static void * cs_d_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
+static void * cs_g_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetUniqueId(uint8_t via, void * uniqueId)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetUniqueId(uint8_t via, void *realp, void * uniqueId)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGetUniqueId, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetUniqueId)))) return real(uniqueId);
@@ -563,14 +563,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetUniqueId(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_LINKED, uniqueId); }
-static uint32_t cs_d_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_DLSYM, uniqueId); }
-static uint32_t cs_g_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_PROCADDR, uniqueId); }
+CS_EXPORT uint32_t ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
+static uint32_t cs_d_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
+static uint32_t cs_g_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetVersion(uint8_t via, void * version)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetVersion(uint8_t via, void *realp, void * version)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetVersion)))) return real(version);
@@ -583,14 +583,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetVersion(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_LINKED, version); }
-static uint32_t cs_d_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_DLSYM, version); }
-static uint32_t cs_g_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_PROCADDR, version); }
+CS_EXPORT uint32_t ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+static uint32_t cs_d_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+static uint32_t cs_g_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupEnd(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupEnd)))) return real();
@@ -603,14 +603,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupEnd(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_LINKED); }
-static uint32_t cs_d_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_DLSYM); }
-static uint32_t cs_g_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_PROCADDR); }
+CS_EXPORT uint32_t ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+static uint32_t cs_d_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+static uint32_t cs_g_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via, void * simInfo)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupSimulateEnd)))) return real(simInfo);
@@ -623,14 +623,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupSimulateEnd(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
-static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
-static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
+CS_EXPORT uint32_t ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupStart(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupStart)))) return real();
@@ -643,14 +643,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupStart(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_LINKED); }
-static uint32_t cs_d_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_DLSYM); }
-static uint32_t cs_g_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_PROCADDR); }
+CS_EXPORT uint32_t ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+static uint32_t cs_d_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+static uint32_t cs_g_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void * ptr, uint64_t size)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclMemAlloc)))) return real(ptr, size);
@@ -663,14 +663,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemAlloc(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_LINKED, ptr, size); }
-static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
-static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
+CS_EXPORT uint32_t ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemFree(uint8_t via, void * ptr)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *realp, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclMemFree)))) return real(ptr);
@@ -683,15 +683,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemFree(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_LINKED, ptr); }
-static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_DLSYM, ptr); }
-static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_PROCADDR, ptr); }
+CS_EXPORT uint32_t ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclRecv(uint8_t via, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclRecv);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRecv, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRecv)))) return real(recvbuff, count, datatype, peer, comm, stream);
@@ -705,14 +705,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRecv(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_LINKED, recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_DLSYM, recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_PROCADDR, recvbuff, count, datatype, peer, comm, stream); }
+CS_EXPORT uint32_t ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_d_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_g_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpCreatePreMulSum(uint8_t via, void *realp, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRedOpCreatePreMulSum)))) return real(op, scalar, datatype, residence, comm);
@@ -725,14 +725,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpCreatePreMul
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
-static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
+CS_EXPORT uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, uint32_t op, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRedOpDestroy)))) return real(op, comm);
@@ -745,15 +745,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpDestroy(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
-static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
-static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
+CS_EXPORT uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclReduce);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclReduce)))) return real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
@@ -767,15 +767,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduce(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_d_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_g_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+CS_EXPORT uint32_t ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static uint32_t cs_d_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static uint32_t cs_g_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
 void cs_hook_ncclReduceScatter(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduceScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduceScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclReduceScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclReduceScatter)))) return real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
@@ -789,14 +789,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduceScatter(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_LINKED, sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_d_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_DLSYM, sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_g_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+CS_EXPORT uint32_t ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static uint32_t cs_d_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static uint32_t cs_g_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclScatter);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclScatter)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -809,15 +809,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclScatter(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_ncclSend(uint8_t via, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_ncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_ncclSend);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclSend, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclSend)))) return real(sendbuff, count, datatype, peer, comm, stream);
@@ -831,15 +831,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclSend(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_LINKED, sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_DLSYM, sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_PROCADDR, sendbuff, count, datatype, peer, comm, stream); }
+CS_EXPORT uint32_t ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_d_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_g_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
 
 void cs_hook_ncclAllGather(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAllGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAllGather)))) return real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
@@ -853,15 +853,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllGather(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_LINKED, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_d_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_DLSYM, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_g_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_PROCADDR, sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+CS_EXPORT uint32_t pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static uint32_t cs_d_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static uint32_t cs_g_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
 void cs_hook_ncclAllReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAllReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAllReduce)))) return real(sendbuff, recvbuff, count, datatype, op, comm, stream);
@@ -875,14 +875,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllReduce(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_d_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_g_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, op, comm, stream); }
+CS_EXPORT uint32_t pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static uint32_t cs_d_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static uint32_t cs_g_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclAlltoAll(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAlltoAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAlltoAll)))) return real(sendbuff, recvbuff, count, datatype, comm, stream);
@@ -895,14 +895,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAlltoAll(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
+CS_EXPORT uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclBcast);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclBcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclBcast)))) return real(buff, count, datatype, root, comm, stream);
@@ -915,15 +915,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclBcast(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclBroadcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclBroadcast)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -937,15 +937,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclBroadcast(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommAbort(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommAbort(uint8_t via, void *realp, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommAbort, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommAbort)))) return real(comm);
@@ -959,14 +959,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommAbort(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_LINKED, comm); }
-static uint32_t cs_d_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_DLSYM, comm); }
-static uint32_t cs_g_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_PROCADDR, comm); }
+CS_EXPORT uint32_t pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
+static uint32_t cs_d_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
+static uint32_t cs_g_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCount(uint8_t via, void * comm, void * count)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCount(uint8_t via, void *realp, void * comm, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommCount)))) return real(comm, count);
@@ -979,14 +979,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCount(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_LINKED, comm, count); }
-static uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_DLSYM, comm, count); }
-static uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_PROCADDR, comm, count); }
+CS_EXPORT uint32_t pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+static uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+static uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, void * comm, void * device)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommCuDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommCuDevice)))) return real(comm, device);
@@ -999,14 +999,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCuDevice(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_LINKED, comm, device); }
-static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
-static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
+CS_EXPORT uint32_t pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, void * comm, void * handle)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommDeregister)))) return real(comm, handle);
@@ -1019,15 +1019,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDeregister(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_LINKED, comm, handle); }
-static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
-static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
+CS_EXPORT uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, void *realp, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommDestroy)))) return real(comm);
@@ -1041,14 +1041,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDestroy(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_LINKED, comm); }
-static uint32_t cs_d_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_DLSYM, comm); }
-static uint32_t cs_g_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_PROCADDR, comm); }
+CS_EXPORT uint32_t pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
+static uint32_t cs_d_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
+static uint32_t cs_g_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommFinalize(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommFinalize(uint8_t via, void *realp, void * comm)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommFinalize)))) return real(comm);
@@ -1061,15 +1061,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommFinalize(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_LINKED, comm); }
-static uint32_t cs_d_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_DLSYM, comm); }
-static uint32_t cs_g_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_PROCADDR, comm); }
+CS_EXPORT uint32_t pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
+static uint32_t cs_d_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
+static uint32_t cs_g_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
 
 void cs_hook_ncclCommGetAsyncError(struct cs_thread *t, struct cs_event *ev, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommGetAsyncError(uint8_t via, void * comm, void * asyncError)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommGetAsyncError(uint8_t via, void *realp, void * comm, void * asyncError)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommGetAsyncError)))) return real(comm, asyncError);
@@ -1083,14 +1083,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommGetAsyncErro
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_LINKED, comm, asyncError); }
-static uint32_t cs_d_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_DLSYM, comm, asyncError); }
-static uint32_t cs_g_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_PROCADDR, comm, asyncError); }
+CS_EXPORT uint32_t pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
+static uint32_t cs_d_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
+static uint32_t cs_g_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitAll(uint8_t via, void * comm, int32_t ndev, void * devlist)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitAll(uint8_t via, void *realp, void * comm, int32_t ndev, void * devlist)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitAll)))) return real(comm, ndev, devlist);
@@ -1103,15 +1103,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitAll(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_LINKED, comm, ndev, devlist); }
-static uint32_t cs_d_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_DLSYM, comm, ndev, devlist); }
-static uint32_t cs_g_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_PROCADDR, comm, ndev, devlist); }
+CS_EXPORT uint32_t pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
+static uint32_t cs_d_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
+static uint32_t cs_g_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
 
 void cs_hook_ncclCommInitRank(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRank(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRank(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRank)))) return real(comm, nranks, commId, rank);
@@ -1125,15 +1125,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRank(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_LINKED, comm, nranks, commId, rank); }
-static uint32_t cs_d_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_DLSYM, comm, nranks, commId, rank); }
-static uint32_t cs_g_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_PROCADDR, comm, nranks, commId, rank); }
+CS_EXPORT uint32_t pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
+static uint32_t cs_d_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
+static uint32_t cs_g_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
 
 void cs_hook_ncclCommInitRankConfig(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankConfig(uint8_t via, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankConfig(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, struct cs_blob_128_1, int32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRankConfig)))) return real(comm, nranks, commId, rank, config);
@@ -1147,14 +1147,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankConf
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_LINKED, comm, nranks, commId, rank, config); }
-static uint32_t cs_d_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_DLSYM, comm, nranks, commId, rank, config); }
-static uint32_t cs_g_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_PROCADDR, comm, nranks, commId, rank, config); }
+CS_EXPORT uint32_t pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static uint32_t cs_d_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static uint32_t cs_g_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankScalable(uint8_t via, void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankScalable(uint8_t via, void *realp, void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRankScalable)))) return real(newcomm, nranks, myrank, nId, commIds, config);
@@ -1167,14 +1167,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankScal
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_LINKED, newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_d_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_DLSYM, newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_g_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_PROCADDR, newcomm, nranks, myrank, nId, commIds, config); }
+CS_EXPORT uint32_t pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static uint32_t cs_d_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static uint32_t cs_g_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommRegister)))) return real(comm, buff, size, handle);
@@ -1187,14 +1187,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRegister(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
-static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
-static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
+CS_EXPORT uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
     typedef uint32_t (*fn_t)(void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommRevoke, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommRevoke)))) return real(comm, revokeFlags);
@@ -1207,14 +1207,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRevoke(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
-static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
-static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
+CS_EXPORT uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommShrink, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommShrink)))) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
@@ -1227,15 +1227,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommShrink(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+CS_EXPORT uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommSplit, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommSplit)))) return real(comm, color, key, newcomm, config);
@@ -1249,14 +1249,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommSplit(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_LINKED, comm, color, key, newcomm, config); }
-static uint32_t cs_d_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_DLSYM, comm, color, key, newcomm, config); }
-static uint32_t cs_g_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_PROCADDR, comm, color, key, newcomm, config); }
+CS_EXPORT uint32_t pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
+static uint32_t cs_d_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
+static uint32_t cs_g_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommUserRank(uint8_t via, void * comm, void * rank)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommUserRank(uint8_t via, void *realp, void * comm, void * rank)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommUserRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommUserRank)))) return real(comm, rank);
@@ -1269,14 +1269,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommUserRank(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_LINKED, comm, rank); }
-static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
-static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
+CS_EXPORT uint32_t pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t via, void * comm, void * win)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
     typedef uint32_t (*fn_t)(void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommWindowDeregister)))) return real(comm, win);
@@ -1289,14 +1289,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowDeregi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
-static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
-static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
+CS_EXPORT uint32_t pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommWindowRegister)))) return real(comm, buff, size, win, winFlags);
@@ -1309,14 +1309,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowRegist
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
-static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
-static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
+CS_EXPORT uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGather);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGather)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -1329,14 +1329,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGather(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
-static inline __attribute__((always_inline)) void * cs_w_pncclGetErrorString(uint8_t via, uint32_t result)
+static inline __attribute__((always_inline)) void * cs_w_pncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
     typedef void * (*fn_t)(uint32_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_pncclGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetErrorString)))) return real(result);
@@ -1349,14 +1349,14 @@ static inline __attribute__((always_inline)) void * cs_w_pncclGetErrorString(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_LINKED, result); }
-static void * cs_d_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_DLSYM, result); }
-static void * cs_g_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_PROCADDR, result); }
+CS_EXPORT void * pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
+static void * cs_d_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
+static void * cs_g_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
 
-static inline __attribute__((always_inline)) void * cs_w_pncclGetLastError(uint8_t via, void * comm)
+static inline __attribute__((always_inline)) void * cs_w_pncclGetLastError(uint8_t via, void *realp, void * comm)
 {
     typedef void * (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_pncclGetLastError, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetLastError)))) return real(comm);
@@ -1369,14 +1369,14 @@ static inline __attribute__((always_inline)) void * cs_w_pncclGetLastError(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_LINKED, comm); }
-static void * cs_d_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_DLSYM, comm); }
-static void * cs_g_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_PROCADDR, comm); }
+CS_EXPORT void * pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
+static void * cs_d_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
+static void * cs_g_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetUniqueId(uint8_t via, void * uniqueId)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetUniqueId(uint8_t via, void *realp, void * uniqueId)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGetUniqueId, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetUniqueId)))) return real(uniqueId);
@@ -1389,14 +1389,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetUniqueId(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_LINKED, uniqueId); }
-static uint32_t cs_d_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_DLSYM, uniqueId); }
-static uint32_t cs_g_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_PROCADDR, uniqueId); }
+CS_EXPORT uint32_t pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
+static uint32_t cs_d_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
+static uint32_t cs_g_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetVersion(uint8_t via, void * version)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetVersion(uint8_t via, void *realp, void * version)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetVersion)))) return real(version);
@@ -1409,14 +1409,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetVersion(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_LINKED, version); }
-static uint32_t cs_d_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_DLSYM, version); }
-static uint32_t cs_g_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_PROCADDR, version); }
+CS_EXPORT uint32_t pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+static uint32_t cs_d_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+static uint32_t cs_g_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupEnd(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupEnd)))) return real();
@@ -1429,14 +1429,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupEnd(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_LINKED); }
-static uint32_t cs_d_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_DLSYM); }
-static uint32_t cs_g_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_PROCADDR); }
+CS_EXPORT uint32_t pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+static uint32_t cs_d_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+static uint32_t cs_g_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via, void * simInfo)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupSimulateEnd)))) return real(simInfo);
@@ -1449,14 +1449,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupSimulateEnd
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
-static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
-static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
+CS_EXPORT uint32_t pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupStart(uint8_t via)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void *realp)
 {
     typedef uint32_t (*fn_t)(void);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupStart)))) return real();
@@ -1469,14 +1469,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupStart(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_LINKED); }
-static uint32_t cs_d_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_DLSYM); }
-static uint32_t cs_g_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_PROCADDR); }
+CS_EXPORT uint32_t pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+static uint32_t cs_d_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+static uint32_t cs_g_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void * ptr, uint64_t size)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclMemAlloc)))) return real(ptr, size);
@@ -1489,14 +1489,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemAlloc(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_LINKED, ptr, size); }
-static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
-static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
+CS_EXPORT uint32_t pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemFree(uint8_t via, void * ptr)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *realp, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclMemFree)))) return real(ptr);
@@ -1509,15 +1509,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemFree(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_LINKED, ptr); }
-static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_DLSYM, ptr); }
-static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_PROCADDR, ptr); }
+CS_EXPORT uint32_t pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclRecv(uint8_t via, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclRecv);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRecv, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRecv)))) return real(recvbuff, count, datatype, peer, comm, stream);
@@ -1531,14 +1531,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRecv(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_LINKED, recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_DLSYM, recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_PROCADDR, recvbuff, count, datatype, peer, comm, stream); }
+CS_EXPORT uint32_t pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_d_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_g_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpCreatePreMulSum(uint8_t via, void *realp, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRedOpCreatePreMulSum)))) return real(op, scalar, datatype, residence, comm);
@@ -1551,14 +1551,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpCreatePreMu
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
-static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
+CS_EXPORT uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, uint32_t op, void * comm)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRedOpDestroy)))) return real(op, comm);
@@ -1571,15 +1571,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpDestroy(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
-static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
-static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
+CS_EXPORT uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduce(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclReduce);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclReduce)))) return real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
@@ -1593,15 +1593,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduce(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_d_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_g_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+CS_EXPORT uint32_t pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static uint32_t cs_d_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static uint32_t cs_g_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
 void cs_hook_ncclReduceScatter(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduceScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduceScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclReduceScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclReduceScatter)))) return real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
@@ -1615,14 +1615,14 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduceScatter(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_LINKED, sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_d_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_DLSYM, sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_g_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+CS_EXPORT uint32_t pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static uint32_t cs_d_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static uint32_t cs_g_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclScatter);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclScatter)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -1635,15 +1635,15 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclScatter(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_EXPORT uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
-static inline __attribute__((always_inline)) uint32_t cs_w_pncclSend(uint8_t via, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
+static inline __attribute__((always_inline)) uint32_t cs_w_pncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
-    fn_t real = (fn_t)cs_real(&cs_api_nccl, CS_NCCL_pncclSend);
+    fn_t real = (fn_t)realp;
     struct cs_thread *t;
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclSend, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclSend)))) return real(sendbuff, count, datatype, peer, comm, stream);
@@ -1657,9 +1657,9 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclSend(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_LINKED, sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_DLSYM, sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_PROCADDR, sendbuff, count, datatype, peer, comm, stream); }
+CS_EXPORT uint32_t pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_d_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static uint32_t cs_g_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
 
 static const char *const names[] = {
     "ncclAllGather",
