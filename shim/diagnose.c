@@ -569,19 +569,17 @@ void cs_diagnose_forked_child_call(const char *api)
 
 /* --- 7. a framework that loads no CUDA library ---------------------------------------------- */
 
+/* Only a process that imported a framework counts: under `cudashim run` the launcher, shell
+ * wrappers (pyenv, conda) and helper processes load no CUDA either, and that is no fault. */
 static void check_no_cuda(void)
 {
     if (!cs_cfg.expect_gpu || cs_library_find_kind("driver", 0) || cs_library_find_kind("cudart", 0)) return;
     const struct cs_library *fw = cs_library_find_kind("framework", 0);
+    if (!fw) return;
     char summary[2048], ev[2048];
-    if (fw)
-        snprintf(summary, sizeof summary,
-                 "found %s (%s) but no CUDA library was ever loaded (no libcuda, no libcudart); the installed build "
-                 "is CPU-only; install the CUDA build", fw->name, fw->path);
-    else
-        snprintf(summary, sizeof summary,
-                 "found no CUDA library loaded at all (no libcuda, no libcudart) in a program expected to use the "
-                 "GPU; the framework is a CPU-only build or never reached CUDA; install the CUDA build");
+    snprintf(summary, sizeof summary,
+             "found %s (%s) but no CUDA library was ever loaded (no libcuda, no libcudart); the installed build "
+             "is CPU-only; install the CUDA build", fw->name, fw->path);
     struct cs_buf e = { ev, 0, sizeof ev - 1 };
     int first = 1;
     cs_put(&e, "{");

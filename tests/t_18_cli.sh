@@ -86,9 +86,14 @@ for f in usr/bin/cudashim usr/lib/libcudashim.so usr/share/man/man1/cudashim.1; 
 done
 env LD_PRELOAD="$ASAN_LIB" "$TMP/inst/usr/bin/cudashim" run -q -o "$TMP/run6" -- sh -c 'echo "$LD_PRELOAD"' >"$TMP/run6.out"
 grep -q "$TMP/inst/usr/lib/libcudashim.so" "$TMP/run6.out" || fail "the installed command does not find its library"
-# A CPU-only program under run: the no-cuda-loaded finding, exit status still the program's.
-runcli run -o "$TMP/run4" -- true 2>"$TMP/run4.err" || fail "run true"
-grep -q "no-cuda-loaded" "$TMP/run4.err" || { cat "$TMP/run4.err"; fail "run of a program that never loads CUDA"; }
+# A CPU-only framework under run: the no-cuda-loaded finding, exit status still the program's;
+# a plain CPU program (a launcher, a shell wrapper) is no fault and leaves no trace.
+mkdir -p "$TMP/fw"
+$CC -shared -fPIC -o "$TMP/fw/libtorch_cpu.so" -DFAKE_FRAMEWORK "$ROOT/tests/programs/libs/fake_stack.c" || fail "fake framework"
+runcli run -o "$TMP/run4" -- ./load_libs dlopen:"$TMP/fw/libtorch_cpu.so" >/dev/null 2>"$TMP/run4.err" || fail "run a CPU-only framework"
+grep -q "no-cuda-loaded" "$TMP/run4.err" || { cat "$TMP/run4.err"; fail "run of a CPU-only framework"; }
+runcli run -o "$TMP/run7" -- sh -c 'true; /bin/true' 2>/dev/null || fail "run true"
+[ -z "$(ls "$TMP/run7" 2>/dev/null)" ] || fail "a plain CPU program under run left a trace: $(ls "$TMP/run7")"
 
 # Bad traces: garbage in the middle names file:line; a cut last line is tolerated; a newer format is refused.
 t=$(ls "$TMP"/ok/*.jsonl)
