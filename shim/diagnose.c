@@ -376,7 +376,10 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
     put_kv(&e, "status", st, &first);
     cs_put(&e, "}");
     ev[e.len] = 0;
-    cs_finding("missing-symbol", CS_WARNING, symbol, summary, fix, ev);
+    /* Within one major this is minor-version compatibility at work: a newer runtime on an older
+     * driver probes for functions the driver lacks and does without them. Worth knowing (it is
+     * the NCCL-04 case when a library then fails), not a fault by itself; across majors it is. */
+    cs_finding("missing-symbol", cuda / 1000 > have / 1000 ? CS_WARNING : CS_INFO, symbol, summary, fix, ev);
 }
 
 void cs_diagnose_dlsym_miss(void *handle, const char *name)

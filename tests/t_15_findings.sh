@@ -29,8 +29,12 @@ no_alarms() { local f; f=$(q findings "$trace" | grep -E ' (warning|error)$' || 
 # 5. cuGetProcAddress: a library asks for a function at a CUDA newer than the driver.
 run_case procaddr LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 FAKE_CUDA_MISSING=cuCtxCreate_v4 -- \
     cuda procaddr:cuCtxCreate_v4:12080
-has_finding missing-symbol warning "lookup above the driver"
+has_finding missing-symbol info "lookup above the driver, same major"
 summary_has missing-symbol "load_libs" "cuCtxCreate_v4" "CUDA 12.8" "CUDA 12.2" "570.26"
+run_case procaddr13 LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 FAKE_CUDA_MISSING=cuCtxCreate_v4 -- \
+    cuda procaddr:cuCtxCreate_v4:13000
+has_finding missing-symbol warning "lookup above the driver's major"
+summary_has missing-symbol "cuCtxCreate_v4" "CUDA 13.0" "580.65.06"
 
 # 5. dlsym on a CUDA library's handle returns NULL (an old driver without the function):
 # information only, since programs probe libcuda for optional entry points.
