@@ -57,6 +57,18 @@ grep -q "own handler ran" "$TMP/handler.out" || fail "the program's own handler 
 expect handler "frame crash_in_program_code crash -"
 # A handler that faults again (double fault in a chained handler) ends the process; no hang.
 run_both handler-faults ./crash handler-faults
+# A handler that recovers (as a JVM does): the record is written, the process goes on, and the
+# report says the signal was survived (not a crash: exit 0).
+if [ "${CS_SANITIZER:-0}" != 1 ]; then
+    run_both survive ./crash survive
+    grep -q recovered "$TMP/survive.out" || fail "the program did not recover"
+    "$BUILD/cudashim" report "$trace" >"$TMP/survive.txt" || fail "report of a survived signal should exit 0"
+    grep -q "FATAL SIGNAL, SURVIVED" "$TMP/survive.txt" || fail "report does not say the signal was survived"
+    # A handler installed after the shim's replaces it: no record, and the trace says so.
+    run_both replace ./crash replace
+    grep -q '"type":"signal_handlers","replaced":\["SIGSEGV"\]' "$trace" || fail "replaced handler not recorded"
+    grep -q '"type":"crash"' "$trace" && fail "a crash record although the program replaced the handler"
+fi
 # A fault inside our own handler: the process still dies with the original signal.
 CUDASHIM_CRASH_SELFTEST=1 run_both selftest ./crash own
 # Without libunwind: glibc's backtrace still gives the libraries.

@@ -7,8 +7,11 @@
  *   crash fpe       integer division by zero in divide_by
  *   crash handler   the program's own SIGSEGV handler (installed first) prints and exits 42
  *   crash handler-faults  the program's own handler faults again
+ *   crash survive   the program's own handler (installed first) recovers with siglongjmp; exit 0
+ *   crash replace   the program replaces the shim's handler after CUDA started, then recovers
  * Expected: the same exit status with and without the shim; with it, a crash record whose
  * backtrace names the function above. */
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,9 @@ static void own_handler(int sig)
     _exit(42);
 }
 
+static sigjmp_buf recover;
+static void recovering_handler(int sig) { (void)sig; siglongjmp(recover, 1); }
+
 static void faulting_handler(int sig)
 {
     (void)sig;
@@ -60,10 +66,17 @@ int main(int argc, char **argv)
     int v = 0, dev = 0;
     if (!strcmp(mode, "handler")) signal(SIGSEGV, own_handler);
     if (!strcmp(mode, "handler-faults")) signal(SIGSEGV, faulting_handler);
+    if (!strcmp(mode, "survive")) signal(SIGSEGV, recovering_handler);
     cuInit(0);
     cuDriverGetVersion(&v);
     cuDeviceGet(&dev, 0);
+    if (!strcmp(mode, "replace")) signal(SIGSEGV, recovering_handler);
     printf("before crash\n");
+    if (!strcmp(mode, "survive") || !strcmp(mode, "replace")) {
+        if (!sigsetjmp(recover, 1)) crash_in_program_code(0);
+        printf("recovered\n");
+        return 0;
+    }
     fflush(stdout);
     if (!strcmp(mode, "sync")) cuCtxSynchronize();
     else if (!strcmp(mode, "launch")) cuLaunchKernel((void *)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);

@@ -88,11 +88,21 @@ json_t *report_failures(const struct trace *t)
 
 /* --- one trace as text -------------------------------------------------------------------------- */
 
+/* A signal the program's own handler took and survived (a JVM, a fault-tolerant runtime): the
+ * shim wrote its record, then the process went on to exit normally. */
+static int crash_survived(const struct trace *t)
+{
+    return t->crash && t->summary && jint(t->handlers, "survived_crash_records", 0) > 0;
+}
+
 static void print_crash(const struct trace *t)
 {
     json_t *c = t->crash;
     char line[2048], tmp[1024];
-    rule(stdout, "CRASH");
+    rule(stdout, crash_survived(t) ? "FATAL SIGNAL, SURVIVED" : "CRASH");
+    if (crash_survived(t))
+        wrap(stdout, "  ", "The program's own handler took this signal and the process went on to exit normally; "
+             "the record below is what the shim saw when it arrived.", CLI_WIDTH);
     snprintf(line, sizeof line, "%s%s%s (%s%s%s) on thread %lld%s%s", c_red(), jstr(c, "signal_name"), c_reset(),
              jstr(c, "code_name"), json_object_get(c, "addr") ? " at " : "",
              json_object_get(c, "addr") ? jstr(c, "addr") : "", jint(c, "tid", 0),
@@ -274,6 +284,18 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
     else if (!t->crash)
         printf("  no summary line: the process did not reach exit normally (killed, or exec'd)\n");
     if (t->crash) print_crash(t);
+    json_t *replaced = json_object_get(t->handlers, "replaced");
+    if (json_array_size(replaced)) {
+        char line[256] = "The program replaced the shim's handler for";
+        size_t i;
+        json_t *sig;
+        json_array_foreach(replaced, i, sig) {
+            strncat(line, i ? ", " : " ", sizeof line - strlen(line) - 1);
+            strncat(line, json_string_value(sig) ? json_string_value(sig) : "?", sizeof line - strlen(line) - 1);
+        }
+        strncat(line, ": a crash there leaves no record (its own handler decides).", sizeof line - strlen(line) - 1);
+        wrap(stdout, "  ", line, CLI_WIDTH);
+    }
     if (json_array_size(t->hangs)) print_hangs(t);
     print_findings(findings);
     print_failures(t, groups);
@@ -392,7 +414,7 @@ int cmd_report(int argc, char **argv)
         size_t i;
         json_t *f;
         json_array_foreach(findings, i, f) errors += !strcmp(jstr(f, "severity"), "error");
-        errors += ts[k].crash != NULL || json_array_size(ts[k].hangs) > 0;
+        errors += (ts[k].crash && !crash_survived(&ts[k])) || json_array_size(ts[k].hangs) > 0;
         if (as_json) {
             json_array_append_new(json_object_get(out, "traces"),
                 json_pack("{s:s, s:s, s:O, s:O, s:O, s:o, s:o, s:O, s:O, s:b}", "file", ts[k].file, "label", trace_label(&ts[k]),
