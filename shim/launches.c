@@ -217,8 +217,7 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
 {
     if (!is_async(ev->result)) return;
     char list[2048];
-    struct cs_buf b = { list, 0, sizeof list - 1 }, s = { 0 };
-    (void)s;
+    struct cs_buf b = { list, 0, sizeof list - 1 };
     int n = 0;
     cs_put(&b, "[");
     char text[1600] = "";

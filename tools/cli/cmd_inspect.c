@@ -184,7 +184,7 @@ int cmd_inspect(int argc, char **argv)
         char tmp[1024];
         printf("%s%s%s\n", c_bold(), home_tilde(file, tmp, sizeof tmp), c_reset());
         enum cs_image kind = cs_image_kind(b, len);
-        size_t used;
+        size_t used = 0;
         if (kind == CS_IMG_CONTAINER) {
             what = "fatbin";
             /* the first container must parse; anything after it is scanned like a section */
@@ -212,14 +212,12 @@ int cmd_inspect(int argc, char **argv)
         for (int k = 0; k < 3; k++) {
             char line[8192];
             size_t w = 0;
-            const char *heads[] = { "sm_", "compute_", "" };
             for (int j = 0; j < s.nnames; j++) {
                 int is_sass = !strncmp(s.names[j], "sm_", 3), is_ptx = !strncmp(s.names[j], "compute_", 8);
                 if ((k == 0 && !is_sass) || (k == 1 && !is_ptx) || (k == 2 && (is_sass || is_ptx))) continue;
                 int x = snprintf(line + w, sizeof line - w, "%s%s x%d", w ? ", " : "", s.names[j], s.counts[j]);
                 if (x > 0 && (size_t)x < sizeof line - w) w += (size_t)x;
             }
-            (void)heads;
             if (w) wrap(stdout, k == 0 ? "  SASS   " : k == 1 ? "  PTX    " : "  other  ", line, CLI_WIDTH);
         }
         if (s.entries)

@@ -321,7 +321,6 @@ json_t *report_differences(struct trace *ts, int n)
         struct trace *t = &ts[k];
         size_t i;
         json_t *l;
-        int seen_driver = 0;
         json_array_foreach(t->libraries, i, l) {
             const char *kind = jstr(l, "kind");
             if (!strcmp(kind, "framework") || !strcmp(kind, "cudnn-sublibrary")) continue;
@@ -332,9 +331,7 @@ json_t *report_differences(struct trace *ts, int n)
             fact(facts, what, v, t);
             snprintf(what, sizeof what, "%s path", kind);
             fact(facts, what, jstr(l, "path"), t);
-            seen_driver |= !strcmp(kind, "driver");
         }
-        (void)seen_driver;
         json_t *s;
         json_array_foreach(t->systems, i, s) fact(facts, "kernel module", jstr(s, "kernel_module"), t);
     }
