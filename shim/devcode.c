@@ -31,6 +31,7 @@ struct module {
     struct cs_entry e[MOD_ENTRIES];
     int n, truncated;
     char source[64];           /* which API loaded it */
+    char origin[256];          /* the library or file the image came from, when known */
     UT_hash_handle hh;
 };
 struct function {
@@ -47,7 +48,19 @@ static int loading_mode;       /* 1 lazy, 2 eager (CUmoduleLoadingMode), 0 unkno
 
 /* --- summarising images ---------------------------------------------------------------- */
 
-struct collect { struct cs_entry *e; int n, cap, truncated; };
+struct collect { struct cs_entry *e; int n, cap, truncated; char origin[256]; };
+
+/* Which library holds an image: the fatbins a framework or an extension registers live in its
+ * own .nv_fatbin section, so the address names the file (libtorch_cuda.so, flash_attn...so). */
+static void image_origin(const void *image, char *out, size_t cap)
+{
+    Dl_info di;
+    out[0] = 0;
+    if (image && dladdr(image, &di) && di.dli_fname && di.dli_fname[0]) {
+        const char *slash = strrchr(di.dli_fname, '/');
+        snprintf(out, cap, "%s", slash ? slash + 1 : di.dli_fname);
+    }
+}
 
 static int collect_entry(const struct cs_entry *e, void *arg)
 {
@@ -76,6 +89,7 @@ static int summarise(const void *image, size_t len, struct collect *c)
 {
     const unsigned char *p = image;
     if (!p) return -1;
+    image_origin(image, c->origin, sizeof c->origin);
     enum cs_image kind = cs_image_kind(p, len ? len : 64);
     if (kind == CS_IMG_CONTAINER) return container_at(p, c);
     if (kind == CS_IMG_WRAPPER) {
@@ -108,6 +122,8 @@ static int summarise_file(const char *path, struct collect *c)
     close(fd);
     if (m == MAP_FAILED) return -1;
     int r = summarise(m, len, c);
+    const char *slash = strrchr(path, '/');
+    snprintf(c->origin, sizeof c->origin, "%s", slash ? slash + 1 : path);
     munmap(m, len);
     return r;
 }
@@ -122,6 +138,7 @@ static void remember_module(void *handle, const struct collect *c, const char *s
     m->truncated = c->truncated;
     memcpy(m->e, c->e, sizeof(struct cs_entry) * (size_t)c->n);
     snprintf(m->source, sizeof m->source, "%s", source);
+    snprintf(m->origin, sizeof m->origin, "%s", c->origin);
     pthread_rwlock_wrlock(&lock);
     struct module *old;
     HASH_FIND_PTR(modules, &handle, old);
@@ -135,6 +152,7 @@ static void image_extra(struct cs_thread *t, const struct collect *c)
     char text[1200];
     cs_image_contents(c->e, c->n, text, sizeof text);
     cs_extra_str(t, "image", text);
+    if (c->origin[0]) cs_extra_str(t, "image_from", c->origin);
 }
 
 /* --- the device and the driver, for predictions ---------------------------------------- */
@@ -160,7 +178,7 @@ static int ask_driver(void)
 /* --- explaining a failure -------------------------------------------------------------- */
 
 static void explain(struct cs_thread *t, int result, const struct cs_entry *e, int n, const char *where,
-                    const char *kernel)
+                    const char *kernel, const char *origin)
 {
     if (result != 209 && result != 222 && result != 200 && result != 218) return;
     int cc = ask_cc(), drv = ask_driver();
@@ -181,9 +199,10 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
                                                                !strcmp(getenv("CUDA_MODULE_LOADING"), "LAZY")))
                            ? "; with lazy loading (the default since CUDA 12.2) the failure shows at the kernel's first use, "
                              "not when the library was loaded" : "";
+    char from[300] = "";
+    if (origin && *origin) snprintf(from, sizeof from, " from %s", origin);
     snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s", kernel ? "kernel " : "",
-             kernel ? kernel : "a device-code image", kernel ? "" : "", result, where, text,
-             strcmp(where, "load") ? lazy : "");
+             kernel ? kernel : "a device-code image", from, result, where, text, strcmp(where, "load") ? lazy : "");
     const char *fix = result == 209 ? "Install a build of the framework or extension that includes this GPU's architecture "
                                       "(or PTX it can JIT), or run on a GPU the build supports."
                     : result == 222 ? "Upgrade the driver to one that reads this PTX version, or use a build with SASS for "
@@ -198,6 +217,7 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
     char contents[1200];
     cs_image_contents(e, n, contents, sizeof contents);
     cs_put(&b, ",\"image\":"); cs_put_str(&b, n ? contents : "unknown");
+    cs_put(&b, ",\"image_from\":"); if (origin && *origin) cs_put_str(&b, origin); else cs_put(&b, "null");
     cs_put(&b, "}");
     ev[b.len] = 0;
     snprintf(key, sizeof key, "%d:%s", result, kernel ? kernel : where);
@@ -211,10 +231,10 @@ static void load_done(struct cs_thread *t, struct cs_event *ev, void **out, stru
 {
     if (ok == 0) image_extra(t, c);
     if (ev->result == 0 && out) remember_module(*out, c, api);
-    else if (ev->result) explain(t, ev->result, c->e, c->n, "load", NULL);
+    else if (ev->result) explain(t, ev->result, c->e, c->n, "load", NULL, c->origin);
 }
 
-#define COLLECT(c) struct cs_entry entries_[MOD_ENTRIES]; struct collect c = { entries_, 0, MOD_ENTRIES, 0 }
+#define COLLECT(c) struct cs_entry entries_[MOD_ENTRIES]; struct collect c = { entries_, 0, MOD_ENTRIES, 0, "" }
 
 void cs_hook_cuModuleLoadData(struct cs_thread *t, struct cs_event *ev, void *module, void *image)
 {
@@ -269,7 +289,7 @@ void cs_hook_cuLinkAddData(struct cs_thread *t, struct cs_event *ev, void *state
     int ok = type <= 2 ? summarise(data, (size_t)size, &c) : -1;
     if (name) cs_extra_str(t, "name", name);
     if (ok == 0) image_extra(t, &c);
-    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL);
+    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL, c.origin);
 }
 
 void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *state, uint32_t type, void *path,
@@ -280,7 +300,7 @@ void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *state
     int ok = type <= 2 ? summarise_file(path, &c) : -1;
     if (path) cs_extra_str(t, "file", path);
     if (ok == 0) image_extra(t, &c);
-    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL);
+    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL, c.origin);
 }
 
 void cs_hook_cuModuleGetLoadingMode(struct cs_thread *t, struct cs_event *ev, void *mode)
@@ -322,6 +342,19 @@ static void demangle(const char *in, char *out, size_t cap)
     char *d = in[0] == '_' && in[1] == 'Z' && dem ? dem(in, NULL, NULL, &st) : NULL;
     snprintf(out, cap, "%s", d && st == 0 ? d : in);
     free(d);
+}
+
+/* The library a function's module came from, "" when unknown. */
+static void function_origin(void *handle, char *out, size_t cap)
+{
+    struct function *f;
+    struct module *m = NULL;
+    out[0] = 0;
+    pthread_rwlock_rdlock(&lock);
+    HASH_FIND_PTR(functions, &handle, f);
+    if (f && f->module) HASH_FIND_PTR(modules, &f->module, m);
+    if (m) snprintf(out, cap, "%s", m->origin);
+    pthread_rwlock_unlock(&lock);
 }
 
 /* The name from the map only: for the watchdog, which must not call the driver. */
@@ -371,12 +404,16 @@ static void lookup_failed(struct cs_thread *t, int result, void *module, const c
     if (name) cs_extra_str(t, "kernel", name);
     struct module *m;
     struct cs_entry copy[MOD_ENTRIES];
+    char origin[256] = "";
     pthread_rwlock_rdlock(&lock);
     HASH_FIND_PTR(modules, &module, m);
     int n = m ? m->n : 0;
-    if (m) memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
+    if (m) {
+        memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
+        snprintf(origin, sizeof origin, "%s", m->origin);
+    }
     pthread_rwlock_unlock(&lock);
-    explain(t, result, copy, n, api, name);
+    explain(t, result, copy, n, api, name, origin);
 }
 
 void cs_hook_cuModuleGetFunction(struct cs_thread *t, struct cs_event *ev, void *hfunc, void *hmod, void *name)
@@ -412,7 +449,9 @@ void cs_hook_cuKernelGetFunction(struct cs_thread *t, struct cs_event *ev, void 
     }
     if (ev->result) {
         cs_extra_str(t, "kernel", name);
-        explain(t, ev->result, e, n, "cuKernelGetFunction", known ? name : NULL);
+        char origin[256];
+        function_origin(kernel, origin, sizeof origin);
+        explain(t, ev->result, e, n, "cuKernelGetFunction", known ? name : NULL, origin);
     }
 }
 
@@ -423,5 +462,7 @@ void cs_devcode_launch_failed(struct cs_thread *t, int result, void *f)
     const struct cs_entry *e = NULL;
     int n = 0;
     int known = cs_kernel_name(f, name, sizeof name, &e, &n);
-    explain(t, result, e, n, "launch", known ? name : NULL);
+    char origin[256];
+    function_origin(f, origin, sizeof origin);
+    explain(t, result, e, n, "launch", known ? name : NULL, origin);
 }

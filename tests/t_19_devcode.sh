@@ -20,16 +20,17 @@ finding_has() { local s; s=$(q finding "$trace" "$1") || { q findings "$trace"; 
 
 # 209: an sm_80-only image on a 9.0 device and on a 12.0 device.
 case_ nki90 FAKE_CUDA_CC=9.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load
-finding_has no-kernel-image "SASS for sm_80" "sm_90 (Hopper" "209" "CUDA 11.8"
+finding_has no-kernel-image "SASS for sm_80" "sm_90 (Hopper" "209" "CUDA 11.8" "image from devcode"
 case_ nki120 FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load
 finding_has no-kernel-image "SASS for sm_80" "sm_120 (Blackwell" "CUDA 12.8"
-assert_eq "$(q count "$trace" api=cuModuleLoadData image="SASS for sm_80")" 1 "the load line carries the image summary"
+assert_eq "$(q count "$trace" api=cuModuleLoadData image="SASS for sm_80" image_from=devcode)" 1 \
+    "the load line carries the image summary and the file that holds it"
 # 222: PTX newer than the driver.
 case_ ptx FAKE_CUDA_CC=9.0 FAKE_CUDA_DRIVER_VERSION=13000 FAKE_CUDA_FAIL=cuModuleLoadData=222 -- "$F/tv11_ptx91.fatbin" load
 finding_has ptx-too-new "PTX 9.1" "needs a driver for CUDA 13.1" "this driver is CUDA 13.0" "222"
 # Lazy loading: the image loads, the kernel's first use fails.
 case_ lazy FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleGetFunction=209 -- "$F/tv18_sm80_only.fatbin" load
-finding_has no-kernel-image "kernel addk" "cuModuleGetFunction" "lazy loading" "sm_120"
+finding_has no-kernel-image "kernel addk from devcode" "cuModuleGetFunction" "lazy loading" "sm_120"
 # An oversized block names the kernel and the limit.
 case_ big -- "$F/tv01_basic.fatbin" bigblock
 assert_eq "$(q count "$trace" api=cuLaunchKernel kernel=addk block="[2048, 1, 1]")" 1 "failing launch names its kernel"
