@@ -42,3 +42,14 @@ same_behaviour() {
     [ "$ra" = "$rb" ] || fail "exit status differs under the shim ($ra vs $rb): $*"
     echo "$a"
 }
+# run_traced NAME PROG ENV... -- ARGS...: PROG under the shim, its traces in $TMP/NAME, its output
+# in $TMP/NAME.out and .err; sets $trace to the (first) trace written.
+run_traced() {
+    local name=$1 prog=$2; shift 2
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+    mkdir -p "$TMP/$name"
+    env "${envs[@]}" CUDASHIM_TRACE_DIR="$TMP/$name" LD_PRELOAD="$PRELOAD" "$prog" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || true
+    trace=$(ls "$TMP/$name"/cudashim-*.jsonl 2>/dev/null | head -n 1)
+    [ -n "$trace" ] || fail "$name: no trace"
+}

@@ -10,16 +10,7 @@ LIBSRC="$ROOT/tests/programs/libs/fake_stack.c"
 # fakelib DIR SONAME [cflags...]: a fake library named SONAME in DIR
 fakelib() { local dir=$1 so=$2; shift 2; mkdir -p "$dir"
     $CC -shared -fPIC -o "$dir/$so" -Wl,-soname,"$so" "$LIBSRC" "$@" || fail "cannot build $so"; }
-# run_case NAME ENV... -- ARGS...: run load_libs under the shim; the trace is in $TMP/NAME
-run_case() {
-    local name=$1; shift
-    local envs=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
-    mkdir -p "$TMP/$name"
-    env "${envs[@]}" CUDASHIM_TRACE_DIR="$TMP/$name" LD_PRELOAD="$PRELOAD" ./load_libs "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || true
-    trace=$(ls "$TMP/$name"/cudashim-*.jsonl 2>/dev/null | head -n 1)
-    [ -n "$trace" ] || fail "$name: no trace"
-}
+run_case() { local name=$1; shift; run_traced "$name" ./load_libs "$@"; }
 has_finding() { q findings "$trace" | grep -qx "$1 $2" || { q findings "$trace"; fail "$3: no $2 finding $1"; }; }
 summary_has() { local s; s=$(q finding "$trace" "$1"); for w in "${@:2}"; do
     grep -qF -- "$w" <<<"$s" || { echo "$s"; fail "finding $1 does not mention '$w'"; }; done; }

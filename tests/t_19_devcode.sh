@@ -6,15 +6,7 @@
 need_python
 F="$ROOT/tests/fixtures/fatbin"
 compile devcode tests/programs/devcode.c -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
-# case NAME ENV... -- ARGS: run under the shim; trace in $trace
-case_() {
-    local name=$1; shift
-    local envs=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
-    mkdir -p "$TMP/$name"
-    env "${envs[@]}" CUDASHIM_TRACE_DIR="$TMP/$name" LD_PRELOAD="$PRELOAD" ./devcode "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || true
-    trace=$(ls "$TMP/$name"/cudashim-*.jsonl)
-}
+case_() { local name=$1; shift; run_traced "$name" ./devcode "$@"; }
 finding_has() { local s; s=$(q finding "$trace" "$1") || { q findings "$trace"; fail "no finding $1"; }
     for w in "${@:2}"; do grep -qF -- "$w" <<<"$s" || { echo "$s"; fail "finding $1 lacks '$w'"; }; done; }
 
