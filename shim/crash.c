@@ -41,6 +41,7 @@ static char self_path[4096];
 static int _Atomic crash_owner;     /* tid of the thread writing a crash record, 0 when none */
 static int _Atomic records_written;
 static __thread int in_handler __attribute__((tls_model("initial-exec")));
+int _Atomic cs_crash_active;  /* a crash record is being written: nothing may load or lock */
 
 /* libunwind's local-only entry points, looked up by name: the opaque types are sized generously
  * (unw_cursor_t is 127 words on x86-64) so its headers are not needed to build. */
@@ -315,10 +316,12 @@ static void handler(int sig, siginfo_t *info, void *uc)
     in_handler = 1;
     int tid = (int)syscall(SYS_gettid), zero = 0;
     if (atomic_compare_exchange_strong(&crash_owner, &zero, tid)) {
+        atomic_store(&cs_crash_active, 1);
         if (atomic_fetch_add(&records_written, 1) == 0) {
             if (cs_cfg.crash_selftest) { int *volatile bad = (int *)8; *bad = 1; }
             write_record(sig, info, uc);
         }
+        atomic_store(&cs_crash_active, 0);
         atomic_store(&crash_owner, 0);
     } else {
         /* Another thread is writing its record; give it a moment, then carry on. */

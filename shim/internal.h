@@ -83,6 +83,7 @@ void cs_extra(struct cs_thread *t, const char *fmt, ...) __attribute__((format(p
 void cs_extra_str(struct cs_thread *t, const char *key, const char *val);
 
 /* crash.c */
+extern int _Atomic cs_crash_active;
 void cs_crash_install(void);
 void cs_crash_thread_init(void);
 void cs_crash_thread_exit(void);

@@ -106,7 +106,8 @@ static void write_header(void)
     cs_put_str(&b, cs_clock_name());
     cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
     cs_put(&b, ",\"ring_size\":"); cs_put_u64(&b, cs_cfg.ring_size);
-    int nccl = cs_nccl_version_if_loaded();
+    /* Not from inside the crash handler (the trace may first open there): it takes the loader lock. */
+    int nccl = atomic_load(&cs_crash_active) ? 0 : cs_nccl_version_if_loaded();
     if (nccl) { cs_put(&b, ",\"nccl_version\":"); cs_put_u64(&b, (uint64_t)nccl); }
     struct timespec rt, mt;
     clock_gettime(CLOCK_REALTIME, &rt);

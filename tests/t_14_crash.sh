@@ -51,6 +51,11 @@ print(os.WTERMSIG(st) if os.WIFSIGNALED(st) else -1, int(os.WCOREDUMP(st)))' "$@
     rm -f "$TMP"/core*
 fi
 
+# The trace's first line is written from inside the handler (nothing was written before).
+run_both early ./crash early
+expect early "frame crash_in_program_code crash -" "recent cuDeviceGet"
+[ "$(head -c 18 "$trace")" = '{"type":"header","' ] || fail "the trace opened in the handler lacks its header"
+
 # The program's own handler, installed before CUDA was used, still runs after our record.
 run_both handler ./crash handler
 grep -q "own handler ran" "$TMP/handler.out" || fail "the program's own handler did not run"

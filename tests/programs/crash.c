@@ -9,6 +9,8 @@
  *   crash handler-faults  the program's own handler faults again
  *   crash survive   the program's own handler (installed first) recovers with siglongjmp; exit 0
  *   crash replace   the program replaces the shim's handler after CUDA started, then recovers
+ *   crash early     one successful non-key call (nothing written yet), then a fault: the trace
+ *                   first opens inside the crash handler
  * Expected: the same exit status with and without the shim; with it, a crash record whose
  * backtrace names the function above. */
 #include <setjmp.h>
@@ -67,6 +69,10 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "handler")) signal(SIGSEGV, own_handler);
     if (!strcmp(mode, "handler-faults")) signal(SIGSEGV, faulting_handler);
     if (!strcmp(mode, "survive")) signal(SIGSEGV, recovering_handler);
+    if (!strcmp(mode, "early")) {
+        cuDeviceGet(&dev, 0);
+        crash_in_program_code(1);
+    }
     cuInit(0);
     cuDriverGetVersion(&v);
     cuDeviceGet(&dev, 0);
