@@ -324,9 +324,28 @@ static void remember_function(void *handle, void *module, const char *name)
     pthread_rwlock_wrlock(&lock);
     struct function *old;
     HASH_FIND_PTR(functions, &handle, old);
+    if (old && old->module == module && !strcmp(old->name, f->name)) {  /* already known: no churn */
+        pthread_rwlock_unlock(&lock);
+        free(f);
+        return;
+    }
     if (old) { HASH_DEL(functions, old); free(old); }
     HASH_ADD_PTR(functions, handle, f);
     pthread_rwlock_unlock(&lock);
+}
+
+/* A function's raw name and module, copied under the lock (entries may be replaced). 1 when mapped. */
+static int lookup_function(void *handle, char *raw, size_t cap, void **module)
+{
+    struct function *f;
+    pthread_rwlock_rdlock(&lock);
+    HASH_FIND_PTR(functions, &handle, f);
+    if (f) {
+        snprintf(raw, cap, "%s", f->name);
+        if (module) *module = f->module;
+    }
+    pthread_rwlock_unlock(&lock);
+    return f != NULL;
 }
 
 /* C++ names read better demangled; the demangler is the process's own libstdc++, if loaded. */
@@ -347,12 +366,13 @@ static void demangle(const char *in, char *out, size_t cap)
 /* The library a function's module came from, "" when unknown. */
 static void function_origin(void *handle, char *out, size_t cap)
 {
-    struct function *f;
+    char raw[256];
+    void *module = NULL;
     struct module *m = NULL;
     out[0] = 0;
+    if (!lookup_function(handle, raw, sizeof raw, &module) || !module) return;
     pthread_rwlock_rdlock(&lock);
-    HASH_FIND_PTR(functions, &handle, f);
-    if (f && f->module) HASH_FIND_PTR(modules, &f->module, m);
+    HASH_FIND_PTR(modules, &module, m);
     if (m) snprintf(out, cap, "%s", m->origin);
     pthread_rwlock_unlock(&lock);
 }
@@ -360,40 +380,33 @@ static void function_origin(void *handle, char *out, size_t cap)
 /* The name from the map only: for the watchdog, which must not call the driver. */
 void cs_kernel_name_cached(void *handle, char *out, size_t cap)
 {
-    struct function *f;
-    pthread_rwlock_rdlock(&lock);
-    HASH_FIND_PTR(functions, &handle, f);
     char raw[256] = "";
-    if (f) snprintf(raw, sizeof raw, "%s", f->name);
-    pthread_rwlock_unlock(&lock);
+    lookup_function(handle, raw, sizeof raw, NULL);
     if (raw[0]) snprintf(out, cap, "%s", raw);
     else snprintf(out, cap, "%p", handle);
 }
 
 int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **e, int *n)
 {
-    struct function *f;
-    int found = 0;
     char raw[256] = "";
     void *module = NULL;
-    pthread_rwlock_rdlock(&lock);
-    HASH_FIND_PTR(functions, &handle, f);
-    if (f) { snprintf(raw, sizeof raw, "%s", f->name); module = f->module; found = raw[0] != 0; }
+    int mapped = lookup_function(handle, raw, sizeof raw, &module);
     if (e && n) {
         struct module *m = NULL;
+        pthread_rwlock_rdlock(&lock);
         if (module) HASH_FIND_PTR(modules, &module, m);
         *e = m ? m->e : NULL;  /* modules are never freed while the process runs: safe to return */
         *n = m ? m->n : 0;
+        pthread_rwlock_unlock(&lock);
     }
-    pthread_rwlock_unlock(&lock);
-    if (!f && handle) {
+    if (!mapped && handle) {
         /* Loaded before the shim saw it: the driver (12.3+) knows the name. Remember the answer,
          * a miss too, so the driver is asked once per function, not once per launch. */
         const char *nm = NULL;
-        if (!cs_ask_func_name(&nm, handle) && nm) { snprintf(raw, sizeof raw, "%s", nm); found = 1; }
-        remember_function(handle, NULL, found ? raw : "");
+        if (!cs_ask_func_name(&nm, handle) && nm) snprintf(raw, sizeof raw, "%s", nm);
+        remember_function(handle, NULL, raw);
     }
-    if (!found || !raw[0]) { snprintf(out, cap, "%p", handle); return 0; }
+    if (!raw[0]) { snprintf(out, cap, "%p", handle); return 0; }
     demangle(raw, out, cap);
     return 1;
 }
@@ -430,29 +443,24 @@ void cs_hook_cuLibraryGetKernel(struct cs_thread *t, struct cs_event *ev, void *
 
 void cs_hook_cuKernelGetFunction(struct cs_thread *t, struct cs_event *ev, void *pfunc, void *kernel)
 {
-    char name[256];
+    /* The runtime may ask this per launch: on success only copy the kernel's entry (no demangling,
+     * no driver call, and nothing at all once the function is known). */
+    if (ev->result == 0 && pfunc) {
+        char raw[256], known[256];
+        void *module = NULL;
+        if (lookup_function(kernel, raw, sizeof raw, &module) && raw[0] &&
+            !lookup_function(*(void **)pfunc, known, sizeof known, NULL))
+            remember_function(*(void **)pfunc, module, raw);
+        return;
+    }
+    if (!ev->result) return;
+    char name[256], origin[256];
     const struct cs_entry *e;
     int n;
     int known = cs_kernel_name(kernel, name, sizeof name, &e, &n);
-    if (ev->result == 0 && pfunc && known) {
-        struct function *f;
-        void *module = NULL;
-        pthread_rwlock_rdlock(&lock);
-        HASH_FIND_PTR(functions, &kernel, f);
-        if (f) module = f->module;
-        pthread_rwlock_unlock(&lock);
-        char raw[256] = "";
-        pthread_rwlock_rdlock(&lock);
-        if (f) snprintf(raw, sizeof raw, "%s", f->name);
-        pthread_rwlock_unlock(&lock);
-        remember_function(*(void **)pfunc, module, raw[0] ? raw : name);
-    }
-    if (ev->result) {
-        cs_extra_str(t, "kernel", name);
-        char origin[256];
-        function_origin(kernel, origin, sizeof origin);
-        explain(t, ev->result, e, n, "cuKernelGetFunction", known ? name : NULL, origin);
-    }
+    cs_extra_str(t, "kernel", name);
+    function_origin(kernel, origin, sizeof origin);
+    explain(t, ev->result, e, n, "cuKernelGetFunction", known ? name : NULL, origin);
 }
 
 /* A launch failed with an image error (lazy loading): explain with the kernel's module. */
