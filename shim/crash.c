@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inventory.h"
 
 #define MAX_FRAMES 64
 #define RECENT_SELF 16
@@ -139,19 +140,10 @@ static int maps_lookup(uint64_t pc, const char **path, size_t *len, uint64_t *of
 
 static int is_cuda_library(const char *path, size_t len)
 {
-    static const char *const prefixes[] = {
-        "libcuda.", "libcudart", "libcudnn", "libnccl", "libcublas", "libnvrtc", "libnvJitLink", "libcusparse",
-        "libcufft", "libcurand", "libcusolver", "libcupti", "libnvidia-", "libnvToolsExt", "libnvperf",
-    };
     const char *base = path;
     for (size_t i = 0; i < len; i++)
         if (path[i] == '/') base = path + i + 1;
-    size_t blen = len - (size_t)(base - path);
-    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
-        size_t n = strlen(prefixes[i]);
-        if (blen >= n && !memcmp(base, prefixes[i], n)) return 1;
-    }
-    return 0;
+    return cs_is_cuda_library_name(base, len - (size_t)(base - path));
 }
 
 /* --- the record ------------------------------------------------------------------------- */

@@ -418,21 +418,14 @@ static const char *provider_of(const char *sym)
         { "__nvJitLink", "libnvJitLink" }, { "nvJitLink", "libnvJitLink" }, { "nvrtc", "libnvrtc" },
         { "cudnn", "libcudnn" }, { "nccl", "libnccl" }, { "cublasLt", "libcublasLt" }, { "cublas", "libcublas" },
         { "cusparse", "libcusparse" }, { "cufft", "libcufft" }, { "curand", "libcurand" },
-        { "cusolver", "libcusolver" }, { "cupti", "libcupti" }, { "cuda", "libcudart" }, { "cu", "libcuda" },
+        { "cusolver", "libcusolver" }, { "cupti", "libcupti" }, { "cuda", "libcudart" }, { "cu", "libcuda.so" },
     };
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strncmp(sym, map[i].prefix, strlen(map[i].prefix))) return map[i].lib;
     return NULL;
 }
 
-static int is_cuda_name(const char *base)
-{
-    static const char *const p[] = { "libcuda", "libcudnn", "libnccl.", "libcublas", "libnvrtc", "libnvJitLink",
-                                     "libcusparse", "libcufft", "libcurand", "libcusolver", "libcupti", "libnvidia-" };
-    for (size_t i = 0; i < sizeof p / sizeof *p; i++)
-        if (!strncmp(base, p[i], strlen(p[i]))) return 1;
-    return 0;
-}
+static int is_cuda_name(const char *base) { return cs_is_cuda_library_name(base, strlen(base)); }
 
 /* A failed load unloads everything it brought in, so the stale copy is gone from the link map:
  * look where the loader looked first, the LD_LIBRARY_PATH entries. */

@@ -57,6 +57,21 @@ static const struct family {
     { "libonnxruntime", "framework", NULL, V_NONE },
 };
 
+/* The one list of CUDA-stack file-name stems (crash frames, loader messages). Pure string
+ * compares: the crash handler calls it. */
+int cs_is_cuda_library_name(const char *base, size_t len)
+{
+    static const char *const stems[] = {
+        "libcuda.", "libcudart", "libcudnn", "libnccl", "libcublas", "libnvrtc", "libnvJitLink", "libcusparse",
+        "libcufft", "libcurand", "libcusolver", "libcupti", "libnvidia-", "libnvToolsExt", "libnvperf",
+    };
+    for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
+        size_t n = strlen(stems[i]);
+        if (len >= n && !memcmp(base, stems[i], n)) return 1;
+    }
+    return 0;
+}
+
 static struct cs_library libs[CS_MAX_LIBRARIES];
 static int _Atomic nlibs;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

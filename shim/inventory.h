@@ -17,6 +17,7 @@ struct cs_library {
 };
 
 void cs_inventory_refresh(int ask_versions);
+int cs_is_cuda_library_name(const char *base, size_t len);  /* libcudart.so.13, libnccl.so.2, ... */
 int cs_library_count(void);
 struct cs_library *cs_library_at(int i);
 const struct cs_library *cs_library_find_kind(const char *kind, int nth);
