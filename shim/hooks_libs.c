@@ -286,11 +286,7 @@ static void nccl_op(struct cs_thread *t, struct cs_event *ev, void *comm, uint64
         uint32_t i = atomic_fetch_add_explicit(&cm->nops, 1, memory_order_relaxed) % CS_COMM_OPS;
         cm->ops[i] = (struct cs_comm_op){ ev->api, (int32_t)dtype, op, peer, count, ev->ts, stream };
     }
-    if (cs_unlikely(ev->result)) {
-        char buf[600];
-        int n = cs_launch_extra(t, ev, buf, sizeof buf);
-        if (n > 0) cs_extra(t, "%.*s", n, buf);
-    }
+    if (cs_unlikely(ev->result)) cs_put_launch(t, ev);
 }
 
 enum { NO_OP = -1, NO_PEER = -1 };

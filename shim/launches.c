@@ -100,7 +100,7 @@ int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *
     return (int)b.len;
 }
 
-static void put_launch(struct cs_thread *t, struct cs_event *ev)
+void cs_put_launch(struct cs_thread *t, struct cs_event *ev)
 {
     char buf[600];
     int n = cs_launch_extra(t, ev, buf, sizeof buf);
@@ -167,7 +167,7 @@ static void sync_after(struct cs_thread *t, struct cs_event *ev, const struct cs
 static void after_launch(struct cs_thread *t, struct cs_event *ev, struct cs_launch *l)
 {
     if (cs_unlikely(ev->result)) {
-        put_launch(t, ev);
+        cs_put_launch(t, ev);
         if (ev->result == 1 || ev->result == 701 /* LAUNCH_OUT_OF_RESOURCES */) launch_reason(t, l);
         if (ev->result == 209 || ev->result == 222 || ev->result == 200 || ev->result == 218)
             cs_devcode_launch_failed(t, ev->result, l->f);
@@ -206,43 +206,64 @@ void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *graph
 {
     struct cs_launch *l = record(t, ev, graph, 0, 0, 0, 0, 0, 0, 0, stream);
     l->kind = CS_LAUNCH_GRAPH;
-    if (ev->result) put_launch(t, ev);
+    if (ev->result) cs_put_launch(t, ev);
 }
 
 /* --- asynchronous errors ----------------------------------------------------------------- */
 
 static int is_async(int32_t r) { return r == 700 || r == 719 || r == 715 || r == 716 || r == 710 || r == 714; }
 
+void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_launch *, void *), void *arg)
+{
+    for (struct cs_thread *th = cs_thread_list(); th; th = th->next) {
+        if (!th->launch) continue;
+        uint64_t h = atomic_load_explicit(&th->ring->head, memory_order_acquire);
+        uint64_t span = h < th->ring->mask + 1 ? h : th->ring->mask + 1;
+        for (uint64_t i = h; i-- > h - span;) {
+            const struct cs_launch *l = &th->launch[i & th->launch_mask];
+            if (l->seq == (uint32_t)i && l->f && visit(th, l, arg)) return;
+        }
+    }
+}
+
+/* The launches not yet covered by a successful synchronisation (of that stream, when known). */
+struct suspects {
+    const struct cs_event *ev;
+    void *stream;
+    int stream_known;
+    struct cs_buf *list;
+    char text[1600];
+    size_t tl;
+    int n;
+};
+
+static int add_suspect(const struct cs_thread *th, const struct cs_launch *l, void *arg)
+{
+    (void)th;
+    struct suspects *s = arg;
+    if ((s->stream_known && l->stream != s->stream) || l->ts <= last_synced(l->stream) || l->ts > s->ev->ts) return 0;
+    char name[256];
+    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
+    else if (l->kind == CS_LAUNCH_NCCL) snprintf(name, sizeof name, "%s on communicator %p", cs_api_name((int)l->shmem), l->f);
+    else cs_kernel_name(l->f, name, sizeof name, NULL, NULL);
+    if (s->n) cs_put(s->list, ",");
+    cs_put_str(s->list, name);
+    int w = snprintf(s->text + s->tl, sizeof s->text - s->tl, "%s%s", s->n ? ", " : "", name);
+    if (w > 0 && (size_t)w < sizeof s->text - s->tl) s->tl += (size_t)w;
+    return ++s->n >= 8;
+}
+
 void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int stream_known)
 {
     if (!is_async(ev->result)) return;
     char list[2048];
     struct cs_buf b = { list, 0, sizeof list - 1 };
-    int n = 0;
+    struct suspects su = { ev, stream, stream_known, &b, "", 0, 0 };
     cs_put(&b, "[");
-    char text[1600] = "";
-    size_t tl = 0;
-    for (struct cs_thread *th = cs_thread_list(); th && n < 8; th = th->next) {
-        if (!th->launch) continue;
-        uint64_t h = atomic_load_explicit(&th->ring->head, memory_order_acquire);
-        uint64_t span = h < th->ring->mask + 1 ? h : th->ring->mask + 1;
-        for (uint64_t i = h; i-- > h - span && n < 8;) {
-            const struct cs_launch *l = &th->launch[i & th->launch_mask];
-            if (l->seq != (uint32_t)i || !l->f) continue;
-            if (stream_known && l->stream != stream) continue;
-            if (l->ts <= last_synced(l->stream) || l->ts > ev->ts) continue;
-            char name[256];
-            if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
-            else if (l->kind == CS_LAUNCH_NCCL) snprintf(name, sizeof name, "%s on communicator %p", cs_api_name((int)l->shmem), l->f);
-            else cs_kernel_name(l->f, name, sizeof name, NULL, NULL);
-            if (n) cs_put(&b, ",");
-            cs_put_str(&b, name);
-            int w = snprintf(text + tl, sizeof text - tl, "%s%s", n ? ", " : "", name);
-            if (w > 0 && (size_t)w < sizeof text - tl) tl += (size_t)w;
-            n++;
-        }
-    }
+    cs_recent_launches(add_suspect, &su);
     cs_put(&b, "]");
+    int n = su.n;
+    const char *text = su.text;
     list[b.len] = 0;
     if (t->extra_len + (int)b.len + 16 < (int)sizeof t->extra) cs_extra(t, "\"suspects\":%s", list);
     const char *rn = cs_api_cuda.result_name(ev->result);

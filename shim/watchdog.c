@@ -90,25 +90,28 @@ static void put_comms(struct cs_buf *b, uint64_t now)
 }
 
 /* The last kernel launches of every thread, newest first (names from the map only). */
+struct launch_list { struct cs_buf *b; int n; };
+
+static int put_launch(const struct cs_thread *t, const struct cs_launch *l, void *arg)
+{
+    struct launch_list *ll = arg;
+    if (l->kind == CS_LAUNCH_NCCL) return 0;
+    char name[256];
+    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
+    else cs_kernel_name_cached(l->f, name, sizeof name);
+    if (ll->n) cs_put(ll->b, ",");
+    cs_put(ll->b, "{\"tid\":"); cs_put_u64(ll->b, (uint64_t)t->tid);
+    cs_put(ll->b, ",\"kernel\":"); cs_put_str(ll->b, name);
+    cs_put(ll->b, ",\"stream\":"); cs_put_hex(ll->b, (uint64_t)(uintptr_t)l->stream);
+    cs_put(ll->b, "}");
+    return ++ll->n >= 8;
+}
+
 static void put_launches(struct cs_buf *b)
 {
+    struct launch_list ll = { b, 0 };
     cs_put(b, "[");
-    int n = 0;
-    for (struct cs_thread *t = cs_thread_list(); t && n < 8; t = t->next) {
-        uint64_t h = atomic_load(&t->ring->head), span = h < t->ring->mask + 1 ? h : t->ring->mask + 1;
-        for (uint64_t i = h; i-- > h - span && n < 8;) {
-            const struct cs_launch *l = &t->launch[i & t->launch_mask];
-            if (l->seq != (uint32_t)i || !l->f || l->kind == CS_LAUNCH_NCCL) continue;
-            char name[256];
-            if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
-            else cs_kernel_name_cached(l->f, name, sizeof name);
-            if (n++) cs_put(b, ",");
-            cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
-            cs_put(b, ",\"kernel\":"); cs_put_str(b, name);
-            cs_put(b, ",\"stream\":"); cs_put_hex(b, (uint64_t)(uintptr_t)l->stream);
-            cs_put(b, "}");
-        }
-    }
+    cs_recent_launches(put_launch, &ll);
     cs_put(b, "]");
 }
 

@@ -98,7 +98,7 @@ compile two_cudnn tests/programs/two_cudnn.c -L"$TMP/cudnn8" -lframework8 -L"$TM
     -Wl,-rpath,"$TMP/cudnn8:$TMP/cudnn9"
 assert_eq "$(same_behaviour ./two_cudnn)" "framework8=8907 framework9=91900" "each framework calls its own cuDNN"
 mkdir -p "$TMP/two"
-CUDASHIM_TRACE_DIR="$TMP/two" CUDASHIM_TRACE_ALL=1 with_shim ./two_cudnn >/dev/null
+CUDASHIM_TRACE_DIR="$TMP/two" CUDASHIM_TRACE_ALL=1 with_shim ./two_cudnn >/dev/null 2>&1
 assert_eq "$(q count "$(ls "$TMP"/two/*.jsonl)" api=cudnnGetVersion via=linked)" 2 "both calls traced"
 
 # NVIDIA's real libraries: with no GPU their calls fail, with their own names and words.
