@@ -23,7 +23,7 @@ static void warn(const char *name, const char *val, const char *want)
         (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-static int parse_bool(const char *s, int *out)
+int cs_parse_bool(const char *s, int *out)
 {
     static const char *yes[] = { "1", "true", "yes", "on" }, *no[] = { "0", "false", "no", "off", "" };
     for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
@@ -71,12 +71,12 @@ void cs_config_load(void)
         const char *s = value(i), *d = v->def;
         int b = 0;
         uint64_t n = 0;
-        if (v->type == CS_BOOL && s && !parse_bool(s, &b)) warn(v->name, s, "0 or 1"), s = NULL;
+        if (v->type == CS_BOOL && s && !cs_parse_bool(s, &b)) warn(v->name, s, "0 or 1"), s = NULL;
         if (v->type == CS_COUNT && s && !parse_count(s, &n)) warn(v->name, s, "a positive integer"), s = NULL;
         if (v->type == CS_ENUM && s && !enum_ok(i, s)) warn(v->name, s, enum_choices(i)), s = NULL;
         if (v->type == CS_STRING && s && !*s) s = NULL;
         if (!s) s = d;
-        if (v->type == CS_BOOL) parse_bool(s, &b);
+        if (v->type == CS_BOOL) cs_parse_bool(s, &b);
         if (v->type == CS_COUNT) parse_count(s, &n);
         switch (i) {
         case CS_CFG_DISABLE: cs_cfg.disable = b; break;

@@ -64,7 +64,8 @@ int cs_init(void)
 static int expect_gpu(void)
 {
     const char *v = getenv("CUDASHIM_EXPECT_GPU");
-    return v && (*v == '1' || *v == 'y' || *v == 'Y' || *v == 't' || *v == 'T');
+    int on = 0;
+    return v && cs_parse_bool(v, &on) && on;
 }
 
 __attribute__((destructor)) static void cs_fini(void)
