@@ -365,12 +365,14 @@ static void load_unwinder(void)
         unw_init_local2_fn = (int (*)(unw_cursor_buf *, ucontext_t *, int))init;
 }
 
-void cs_crash_install(void)
+/* What the handler must not do itself (it takes the loader lock): find our own path, load
+ * libunwind and libgcc_s. Done once, by the scanner. A crash before then unwinds with what is
+ * there (backtrace() loads libgcc_s itself if it must). */
+void cs_crash_prepare(void)
 {
-    if (!cs_cfg.crash_handler || installed) return;
-    maps_buf = mmap(NULL, MAPS_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    line_buf = mmap(NULL, LINE_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (maps_buf == MAP_FAILED || line_buf == MAP_FAILED) return;
+    static int _Atomic done;
+    int zero = 0;
+    if (!cs_cfg.crash_handler || !atomic_compare_exchange_strong(&done, &zero, 1)) return;
     Dl_info di;
     if (dladdr((void *)cs_crash_install, &di) && di.dli_fname) {
         char *rp = realpath(di.dli_fname, NULL);
@@ -381,7 +383,15 @@ void cs_crash_install(void)
     load_unwinder();
 #endif
     void *warm[2];
-    backtrace(warm, 2);  /* loads libgcc_s now, not inside the handler */
+    backtrace(warm, 2);
+}
+
+void cs_crash_install(void)
+{
+    if (!cs_cfg.crash_handler || installed) return;
+    maps_buf = mmap(NULL, MAPS_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    line_buf = mmap(NULL, LINE_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (maps_buf == MAP_FAILED || line_buf == MAP_FAILED) return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;

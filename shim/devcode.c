@@ -9,6 +9,7 @@
 #endif
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,11 +55,17 @@ struct collect { struct cs_entry *e; int n, cap, truncated; char origin[256]; };
  * own .nv_fatbin section, so the address names the file (libtorch_cuda.so, flash_attn...so). */
 static void image_origin(const void *image, char *out, size_t cap)
 {
-    Dl_info di;
     out[0] = 0;
-    if (image && dladdr(image, &di) && di.dli_fname && di.dli_fname[0]) {
-        const char *slash = strrchr(di.dli_fname, '/');
-        snprintf(out, cap, "%s", slash ? slash + 1 : di.dli_fname);
+    const char *name = cs_lm_name_of_addr(image);  /* lock-free: this runs inside a module load */
+    char exe[PATH_MAX];
+    if (name && !name[0]) {  /* the program itself */
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+        name = exe;
+    }
+    if (name && name[0]) {
+        const char *slash = strrchr(name, '/');
+        snprintf(out, cap, "%s", slash ? slash + 1 : name);
     }
 }
 

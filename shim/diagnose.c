@@ -135,16 +135,26 @@ void cs_diagnose_driver_version(int version)
 {
     if (version <= 0) return;
     driver_version = version;
-    cs_inventory_refresh(1);
+    cs_scan_request();
     check_driver_too_old();
 }
 
 /* --- 2. errors 803 and 804 ----------------------------------------------------------------- */
 
+/* cuInit's result is evidence; the rule runs after the next scan (it names the driver's file). */
+static int _Atomic init_failure;
+
 void cs_diagnose_init_result(int result)
 {
     if (result == 0) { cs_cuda_initialised = 1; return; }
-    cs_inventory_refresh(1);
+    int zero = 0;
+    if (atomic_compare_exchange_strong(&init_failure, &zero, result)) cs_scan_request();
+}
+
+static void check_init_result(void)
+{
+    int result = atomic_load(&init_failure);
+    if (!result) return;
     const struct cs_library *d = driver_lib();
     const char *kmod = cs_kernel_module_version();
     const char *ver = d && d->file_version[0] ? d->file_version : "of unknown version";
@@ -309,6 +319,7 @@ static void check_majors(void)
 
 void cs_diagnose_libraries(void)
 {
+    check_init_result();
     check_duplicates();
     check_majors();
     check_driver_too_old();
@@ -339,13 +350,14 @@ static void note_runtime(const char *caller, int cuda)
 
 void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, int result)
 {
-    Dl_info info;
     char caller[PATH_MAX] = "?";
-    if (ra && dladdr(ra, &info) && info.dli_fname) {
-        if (!realpath(info.dli_fname, caller)) snprintf(caller, sizeof caller, "%s", info.dli_fname);
+    const char *who = cs_lm_name_of_addr(ra);  /* lock-free: this runs inside the caller's lookup */
+    if (who) {
+        if (!*who) { ssize_t n = readlink("/proc/self/exe", caller, sizeof caller - 1); caller[n > 0 ? n : 0] = 0; }
+        else if (!realpath(who, caller)) snprintf(caller, sizeof caller, "%s", who);
     }
     if (cuda > 0 && symbol && *symbol) {
-        cs_inventory_refresh(0);
+        cs_scan_request();
         note_runtime(caller, cuda);
         too_old(caller, cuda, "cuGetProcAddress cudaVersion");
         check_majors();
@@ -388,7 +400,7 @@ void cs_diagnose_dlsym_miss(void *handle, const char *name)
     if (!handle || handle == RTLD_DEFAULT || handle == RTLD_NEXT || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm ||
         !lm->l_name || !*lm->l_name)
         return;
-    cs_inventory_refresh(0);
+    cs_scan_sync();  /* inside the program's dlsym: the loader is the program's to call here */
     const struct cs_library *l = cs_library_of_path(lm->l_name);
     if (!l || !strcmp(l->kind, "framework")) return;
     char summary[2048], fix[1024], ev[2048];
@@ -474,7 +486,7 @@ void cs_diagnose_dlerror(const char *msg)
          * that needed the symbol. Lookups are probes (see cs_diagnose_dlsym_miss), and the shim's
          * own next-definition lookups are not the program's. */
         if (!strncmp(base_name(needer), prov, strlen(prov)) || !strncmp(base_name(needer), "libcudashim", 11)) return;
-        cs_inventory_refresh(0);
+        cs_scan_sync();
         /* The stale copy: the loaded library that should have provided the symbol. */
         const struct cs_library *stale = NULL;
         for (int i = 0; i < cs_library_count(); i++) {
@@ -590,7 +602,7 @@ static void check_no_cuda(void)
 
 void cs_diagnose_exit(void)
 {
-    cs_inventory_refresh(1);
+    cs_scan_final();
     cs_kernel_module_version();
     check_duplicates();
     check_majors();

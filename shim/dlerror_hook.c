@@ -37,17 +37,16 @@ static char *hook(void)
         atomic_store(&real_dlerror, f);
     }
     char *m = f();
-    if (!m || cs_disabled || (cs_tls && cs_tls->depth) || !worth_reading(m) || strlen(m) >= sizeof copy)
+    if (!m || cs_disabled || (cs_tls && cs_tls->hide) || !worth_reading(m) || strlen(m) >= sizeof copy)
         return m;
     /* The diagnosis uses dlopen/dlsym, which may replace the loader's message buffer: hand the
      * program a copy (valid, like the original, until its next dlerror on this thread). */
     int e = errno;
     snprintf(copy, sizeof copy, "%s", m);
     if (cs_init()) {
-        struct cs_thread *t = cs_tls;
-        if (t) t->depth = 1;
+        struct cs_thread *t = cs_hide();
         cs_diagnose_dlerror(copy);
-        if (t) t->depth = 0;
+        cs_unhide(t);
         f();  /* drop any message the diagnosis itself left behind */
     }
     errno = e;

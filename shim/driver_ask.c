@@ -19,35 +19,59 @@ static void *real(int idx)
 int cs_ask_ctx_device(int *dev)
 {
     uint32_t (*fn)(int *) = (uint32_t (*)(int *))real(CS_CUDA_cuCtxGetDevice);
-    return fn ? (int)fn(dev) : -1;
+    if (!fn) return -1;
+    struct cs_thread *own = cs_hide();
+    int r = (int)fn(dev);
+    cs_unhide(own);
+    return r;
 }
 
 int cs_ask_attribute(int *v, int attr, int dev)
 {
     uint32_t (*fn)(int *, int, int) = (uint32_t (*)(int *, int, int))real(CS_CUDA_cuDeviceGetAttribute);
-    return fn ? (int)fn(v, attr, dev) : -1;
+    if (!fn) return -1;
+    struct cs_thread *own = cs_hide();
+    int r = (int)fn(v, attr, dev);
+    cs_unhide(own);
+    return r;
 }
 
 int cs_ask_driver_version(int *v)
 {
     uint32_t (*fn)(int *) = (uint32_t (*)(int *))real(CS_CUDA_cuDriverGetVersion);
-    return fn ? (int)fn(v) : -1;
+    if (!fn) return -1;
+    struct cs_thread *own = cs_hide();
+    int r = (int)fn(v);
+    cs_unhide(own);
+    return r;
 }
 
 int cs_ask_func_name(const char **name, void *f)
 {
     uint32_t (*fn)(const char **, void *) = (uint32_t (*)(const char **, void *))real(CS_CUDA_cuFuncGetName);
-    return fn ? (int)fn(name, f) : -1;
+    if (!fn) return -1;
+    struct cs_thread *own = cs_hide();
+    int r = (int)fn(name, f);
+    cs_unhide(own);
+    return r;
 }
 
 int cs_ask_stream_sync(void *stream)
 {
     uint32_t (*fn)(void *) = (uint32_t (*)(void *))real(CS_CUDA_cuStreamSynchronize);
-    return fn ? (int)fn(stream) : -1;
+    if (!fn) return -1;
+    struct cs_thread *own = cs_hide();
+    int r = (int)fn(stream);
+    cs_unhide(own);
+    return r;
 }
 
 int cs_ask_mem_info(size_t *free_b, size_t *total_b)
 {
     uint32_t (*fn)(size_t *, size_t *) = (uint32_t (*)(size_t *, size_t *))real(CS_CUDA_cuMemGetInfo_v2);
-    return fn ? (int)fn(free_b, total_b) : -1;
+    if (!fn) return -1;
+    struct cs_thread *own = cs_hide();
+    int r = (int)fn(free_b, total_b);
+    cs_unhide(own);
+    return r;
 }

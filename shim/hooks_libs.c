@@ -25,6 +25,7 @@
 void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
 {
     const char *s = NULL, *last = NULL;
+    struct cs_thread *own = cs_hide();
     if (api == &cs_api_cudnn) {
         const char *(*f)(int) = cs_real(api, CS_CUDNN_cudnnGetErrorString);
         if (f) s = f(ev->result);
@@ -40,6 +41,7 @@ void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_
         const char *(*f)(int) = cs_real(api, CS_CUBLASLT_cublasLtGetStatusString);
         if (f) s = f(ev->result);
     }
+    cs_unhide(own);
     if (s && *s) cs_extra_str(t, "error_string", s);
     if (last && *last) cs_extra_str(t, "last_error", last);
 }
@@ -47,7 +49,7 @@ void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_
 /* Which copy of a library: path and version from the inventory. */
 static void library_extra(struct cs_thread *t, const char *kind)
 {
-    cs_inventory_refresh(0);
+    cs_scan_request();
     const struct cs_library *l = cs_library_find_kind(kind, 0);
     if (!l) return;
     cs_extra_str(t, "library_path", l->path);
@@ -173,12 +175,8 @@ static struct cs_comm *comm_of(void *c, int create)
     return NULL;
 }
 
-static int nccl_version(void)
-{
-    int v = 0;
-    int (*f)(int *) = cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion);
-    return f && !f(&v) ? v : 0;
-}
+/* NCCL's version as the scanner asked it (a hook never asks NCCL itself). */
+static int nccl_version(void) { return cs_nccl_version_if_loaded(); }
 
 /* FNV-1a of the 128-byte unique id: ranks of one communicator share it, and it says nothing
  * about the address inside it. */
@@ -196,6 +194,7 @@ static int _Atomic process_line_written;
 static void comm_created(struct cs_thread *t, struct cs_event *ev, void *out, int nranks, int rank, const void *id)
 {
     int v = nccl_version();
+    if (!v) { cs_scan_wait(100); v = nccl_version(); }
     cs_extra(t, "\"nranks\":%d,\"rank\":%d,\"nccl_version\":%d", nranks, rank, v);
     if (id) cs_extra(t, "\"unique_id_hash\":\"%016llx\"", (unsigned long long)id_hash(id));
     library_extra(t, "nccl");
@@ -216,11 +215,20 @@ static void comm_created(struct cs_thread *t, struct cs_event *ev, void *out, in
         cm->id_hash = id ? id_hash(id) : 0;
         int dev = -1;
         int (*cudev)(void *, int *) = cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice);
+        struct cs_thread *own = cs_hide();
         if (cudev && !cudev(c, &dev)) cm->device = dev;
+        cs_unhide(own);
         cs_extra(t, "\"comm\":\"%p\",\"device\":%d", c, dev);
     }
+    cs_nccl_version_known(v);
+}
+
+/* Once NCCL's version is known: in the header if it was known when the trace opened, else in
+ * one "process" line (readers merge the two). */
+void cs_nccl_version_known(int v)
+{
     int zero = 0;
-    if (v && atomic_compare_exchange_strong(&process_line_written, &zero, 1)) {
+    if (v && !cs_header_had_nccl() && atomic_compare_exchange_strong(&process_line_written, &zero, 1)) {
         char line[128];
         int n = snprintf(line, sizeof line, "{\"type\":\"process\",\"nccl_version\":%d}\n", v);
         cs_write_line(line, (size_t)n);
@@ -328,11 +336,7 @@ const char *cs_nccl_redop(int op)
 /* For the header: NCCL's version if it is already loaded (never loads it). */
 int cs_nccl_version_if_loaded(void)
 {
-    void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return 0;
-    int v = 0;
-    int (*f)(int *) = (int (*)(int *))cs_real_dlsym()(h, "ncclGetVersion");
-    if (!f || f(&v)) v = 0;
-    dlclose(h);
-    return v;
+    /* From the inventory (the scanner asked it): a hook never calls into NCCL for this. */
+    const struct cs_library *l = cs_library_find_kind("nccl", 0);
+    return l && l->asked ? (int)l->code : 0;
 }

@@ -25,5 +25,7 @@ void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_
 const char *cs_nccl_dtype(int d);
 const char *cs_nccl_redop(int op);        /* NULL when the call has no reduction */
 int cs_nccl_version_if_loaded(void);
+void cs_nccl_version_known(int v);
+int cs_header_had_nccl(void);  /* writer.c */
 
 #endif

@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "inventory.h"
@@ -23,8 +25,23 @@ static void after_fork_child(void)
     cs_pid = getpid();
     if (cs_cuda_initialised) cs_forked_after_init = 1;
     cs_writer_after_fork();
+    cs_inventory_after_fork();
+    for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&cs_own_calls[i], 0);
     cs_thread_after_fork(cs_tls);
     cs_watchdog_after_fork();
+}
+
+static int single_threaded(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');  /* the command name may hold spaces */
+    for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
+    return p && atoi(p + 1) == 1;
 }
 
 int cs_init(void)
@@ -49,12 +66,16 @@ int cs_init(void)
     }
     cs_clock_init(cs_cfg.clock);
     cs_pid = getpid();
+    cs_scanner_install();
     pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&state, READY);
     cs_writer_start();
     cs_crash_install();
+    /* With no other thread, nobody can fork while we hold the loader lock: load the unwinder
+     * now, so that a crash in the very first calls is unwound too. */
+    if (single_threaded()) cs_crash_prepare();
     cs_watchdog_start();
-    cs_inventory_refresh(0);
+    cs_scan_request();  /* what is loaded: found by the scanner, never on this thread */
     initialising = 0;
     return 1;
 }
@@ -73,7 +94,7 @@ __attribute__((destructor)) static void cs_fini(void)
     if (atomic_load(&state) == UNINIT && expect_gpu()) cs_init();
     if (atomic_load(&state) != READY || cs_pid != getpid()) return;
     struct cs_thread *t = cs_tls;
-    if (t) t->depth = 1;  /* calls made by other destructors from here on pass through */
+    if (t) t->hide = 1;  /* calls made by other destructors from here on pass through */
     cs_crash_exit_note();
     cs_diagnose_exit();
     cs_writer_finish();

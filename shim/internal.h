@@ -60,8 +60,21 @@ int cs_api_index_of_ptr(struct cs_api *api, void *p, const char *hint);
 struct cs_api *cs_api_of(int idx);
 const char *cs_api_name(int idx);
 
-/* elf_sym.c */
+/* elf_sym.c: the loaded objects, read without the loader lock */
+struct link_map;
 void *cs_elf_next(const char *symbol, const void *self);
+void *cs_elf_lookup(const struct link_map *m, const char *symbol);
+void cs_elf_each_function(const struct link_map *m, void (*fn)(const char *, void *, void *), void *arg);
+const char *cs_elf_soname(const struct link_map *m);
+struct link_map *cs_lm_head(void);
+struct link_map *cs_lm_self(void);
+struct link_map *cs_lm_find_soname(const char *soname);
+struct link_map *cs_lm_of_addr(const void *addr);
+const char *cs_lm_name_of_addr(const void *addr);
+const char *cs_elf_dyn_str(const struct link_map *m, long tag, int nth);
+
+/* dlopen_hook.c: what the program asked the loader to open, and from where */
+int cs_dlopen_request(const char *path, char *caller, size_t cap, int *by_name);
 
 /* writer.c */
 void cs_writer_start(void);
@@ -103,6 +116,14 @@ int cs_ask_mem_info(size_t *free_b, size_t *total_b);
 /* watchdog.c */
 void cs_watchdog_start(void);
 void cs_watchdog_after_fork(void);
+
+/* scanner.c: the only code that takes the loader lock or asks a library for its version */
+void cs_scanner_install(void);
+void cs_scan_request(void);  /* lock-free, from any hook */
+void cs_scan_wait(int ms);   /* request, and wait for it (bounded) */
+void cs_scan_sync(void);     /* from the dlsym/dlerror hooks: no library is asked anything */
+void cs_scan_final(void);    /* at exit */
+void cs_crash_prepare(void); /* crash.c: what the handler needs loaded, done by the scanner */
 
 /* summary.c */
 void cs_summary_write(void);

@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -18,19 +19,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "inventory.h"
 #include "internal.h"
+#include "hooks_libs.h"
 
 /* Library families: file-name prefix, kind, and how the library reports its version. */
-enum ver_kind { V_NONE, V_INT, V_SIZE, V_PROPERTY, V_MAJOR_MINOR, V_UINT };
+enum ver_kind { V_NONE, V_INT, V_SIZE, V_PROPERTY, V_MAJOR_MINOR, V_UINT, V_FILE };
 static const struct family {
     const char *prefix, *kind, *fn;
     enum ver_kind how;
 } families[] = {
     { "libcuda.so", "driver", "cuDriverGetVersion", V_INT },
-    { "libcudart.so", "cudart", "cudaRuntimeGetVersion", V_INT },
+    /* Never asked: cudart 11 runs its lazy initialisation in cudaRuntimeGetVersion, and may be
+     * inside it already (it calls cuGetProcAddress from its pthread_once). Its version comes
+     * from its file name, and from the CUDA version it asks the driver for. */
+    { "libcudart.so", "cudart", NULL, V_FILE },
     { "libcudnn.so", "cudnn", "cudnnGetVersion", V_SIZE },
     { "libcudnn_", "cudnn-sublibrary", NULL, V_NONE },
     { "libnccl.so", "nccl", "ncclGetVersion", V_INT },
@@ -74,7 +80,6 @@ int cs_is_cuda_library_name(const char *base, size_t len)
 
 static struct cs_library libs[CS_MAX_LIBRARIES];
 static int _Atomic nlibs;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long last_adds;
 static char kernel_module[64];
 
@@ -136,81 +141,157 @@ static void build_id(const struct dl_phdr_info *info, char *out, size_t cap)
 
 /* --- how the loader found it ------------------------------------------------------------ */
 
-static int same_dir(const char *a, const char *b)
+/* The loader's own search, replayed: for a name requested by an object, the directories glibc
+ * tries in order (that object's DT_RPATH when it has no DT_RUNPATH, LD_LIBRARY_PATH, its
+ * DT_RUNPATH, ld.so.cache, the default directories). The first that holds the file is what the
+ * loader chose; when it is the loaded copy, that step is how it was found. */
+static int same_file(const char *a, const char *b)
 {
     char ra[PATH_MAX], rb[PATH_MAX];
     if (!realpath(a, ra) || !realpath(b, rb)) return !strcmp(a, b);
     return !strcmp(ra, rb);
 }
 
-static int dir_in_list(const char *dir, const char *list, const char *origin, char *hit, size_t cap)
+static const char *object_name(const struct link_map *m)
+{
+    return m->l_name && *m->l_name ? m->l_name : "the program";
+}
+
+static void origin_of(const struct link_map *m, char *out, size_t cap)
+{
+    if (m->l_name && *m->l_name) {
+        snprintf(out, cap, "%s", m->l_name);
+    } else {
+        ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+        out[n > 0 ? n : 0] = 0;
+    }
+    char *slash = strrchr(out, '/');
+    if (slash) *slash = 0;
+}
+
+/* Is `want` the first file named `name` in the list's directories? *stop: the search ends
+ * here (an earlier directory holds another copy). hit: the directory entry that matched. */
+static int first_in_list(const char *list, const char *origin, const char *name, const char *want, char *hit,
+                         size_t cap, int *stop)
 {
     for (const char *s = list; s && *s;) {
         const char *end = strchrnul(s, ':');
-        char entry[PATH_MAX];
         size_t n = (size_t)(end - s);
-        if (n && n < sizeof entry) {
+        char dir[PATH_MAX], file[PATH_MAX + 256];
+        if (n && n < sizeof dir) {
             if (origin && n >= 7 && !strncmp(s, "$ORIGIN", 7))
-                snprintf(entry, sizeof entry, "%s%.*s", origin, (int)(n - 7), s + 7);
+                snprintf(dir, sizeof dir, "%s%.*s", origin, (int)(n - 7), s + 7);
+            else if (origin && n >= 9 && !strncmp(s, "${ORIGIN}", 9))
+                snprintf(dir, sizeof dir, "%s%.*s", origin, (int)(n - 9), s + 9);
             else
-                snprintf(entry, sizeof entry, "%.*s", (int)n, s);
-            if (same_dir(entry, dir)) { snprintf(hit, cap, "%s", entry); return 1; }
+                snprintf(dir, sizeof dir, "%.*s", (int)n, s);
+            snprintf(file, sizeof file, "%s/%s", dir, name);
+            if (access(file, F_OK) == 0) {
+                *stop = 1;
+                snprintf(hit, cap, "%.*s", (int)n, s);
+                return same_file(file, want);
+            }
         }
         s = *end ? end + 1 : end;
     }
     return 0;
 }
 
-struct runpath_search { const char *dir, *self; char *out; size_t cap; int found; };
-
-static int runpath_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* ld.so.cache lists the path (the cache file holds the strings as they are). */
+static int in_ld_cache(const char *path)
 {
-    (void)size;
-    struct runpath_search *rs = arg;
-    if (rs->found) return 1;
-    if (info->dlpi_name && !strcmp(info->dlpi_name, rs->self)) return 0;  /* its own $ORIGIN says nothing */
-    const char *rp = dyn_string(info, DT_RUNPATH);
-    const char *tag = "RUNPATH";
-    if (!rp) rp = dyn_string(info, DT_RPATH), tag = "RPATH";
-    if (!rp) return 0;
-    const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program";
-    char origin[PATH_MAX], hit[PATH_MAX];
-    if (info->dlpi_name && *info->dlpi_name) {
-        snprintf(origin, sizeof origin, "%s", info->dlpi_name);
-    } else {
-        ssize_t n = readlink("/proc/self/exe", origin, sizeof origin - 1);
-        origin[n > 0 ? n : 0] = 0;
+    static char *cache;
+    static size_t len;
+    if (!cache) {
+        int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return 0;
+        off_t sz = lseek(fd, 0, SEEK_END);
+        if (sz > 0 && sz < (64 << 20)) {
+            cache = mmap(NULL, (size_t)sz, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (cache == MAP_FAILED) cache = NULL; else len = (size_t)sz;
+        }
+        close(fd);
+        if (!cache) return 0;
     }
-    char *slash = strrchr(origin, '/');
-    if (slash) *slash = 0;
-    if (dir_in_list(rs->dir, rp, origin, hit, sizeof hit)) {
-        snprintf(rs->out, rs->cap, "%s %s of %s", tag, hit, name);
-        rs->found = 1;
+    size_t n = strlen(path);
+    return memmem(cache, len, path, n + 1) != NULL;  /* with its terminating NUL */
+}
+
+/* How `requester` (NULL: a dlopen from an object we do not know) would find `name`; 1 and the
+ * step in out when the result is the loaded copy at want. */
+static int replay(const struct link_map *requester, const char *name, const char *want, char *out, size_t cap)
+{
+    char origin[PATH_MAX] = "", hit[PATH_MAX];
+    int stop = 0;
+    const char *runpath = NULL, *rpath = NULL;
+    if (requester) {
+        origin_of(requester, origin, sizeof origin);
+        runpath = cs_elf_dyn_str(requester, DT_RUNPATH, 0);
+        rpath = runpath ? NULL : cs_elf_dyn_str(requester, DT_RPATH, 0);
+    }
+    const char *who = requester ? object_name(requester) : "the caller";
+    if (rpath && first_in_list(rpath, origin, name, want, hit, sizeof hit, &stop)) {
+        snprintf(out, cap, "RPATH %s of %s", hit, who);
+        return 1;
+    }
+    if (stop) return 0;
+    if (first_in_list(getenv("LD_LIBRARY_PATH"), NULL, name, want, hit, sizeof hit, &stop)) {
+        snprintf(out, cap, "LD_LIBRARY_PATH entry %s", hit);
+        return 1;
+    }
+    if (stop) return 0;
+    if (runpath && first_in_list(runpath, origin, name, want, hit, sizeof hit, &stop)) {
+        snprintf(out, cap, "RUNPATH %s of %s", hit, who);
+        return 1;
+    }
+    if (stop) return 0;
+    char real[PATH_MAX];
+    if (in_ld_cache(want) || (realpath(want, real) && in_ld_cache(real))) {
+        snprintf(out, cap, "ld.so.cache");
+        return 1;
+    }
+    static const char *const system_dirs = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu:"
+                                           "/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib";
+    if (first_in_list(system_dirs, NULL, name, want, hit, sizeof hit, &stop)) {
+        snprintf(out, cap, "system directory %s", hit);
         return 1;
     }
     return 0;
 }
 
-static void found_via(const char *path, char *out, size_t cap)
+static struct link_map *object_named(const char *path)
 {
-    char dir[PATH_MAX], hit[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) { snprintf(out, cap, "unknown"); return; }
-    *slash = 0;
-    if (dir_in_list(dir, getenv("LD_LIBRARY_PATH"), NULL, hit, sizeof hit)) {
-        snprintf(out, cap, "LD_LIBRARY_PATH entry %s", hit);
+    if (!path || !*path) return NULL;
+    for (struct link_map *m = cs_lm_head(); m; m = m->l_next)
+        if (m->l_name && !strcmp(m->l_name, path)) return m;
+    return NULL;
+}
+
+static void found_via(const struct cs_library *l, char *out, size_t cap)
+{
+    const char *name = l->soname[0] ? l->soname : l->name;
+    /* 1. The objects that list it in DT_NEEDED, in load order: the first one's search loaded it. */
+    for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
+        const char *needed;
+        for (int k = 0; (needed = cs_elf_dyn_str(m, DT_NEEDED, k)); k++) {
+            if (strcmp(needed, name) && strcmp(needed, l->name)) continue;
+            if (strchr(needed, '/')) { snprintf(out, cap, "a path in DT_NEEDED of %s", object_name(m)); return; }
+            if (replay(m, needed, l->name_path, out, cap)) return;
+        }
+    }
+    /* 2. A dlopen the shim saw: a full path, or a name searched from the calling object. */
+    char caller[512];
+    int by_name = 0;
+    if (cs_dlopen_request(l->name_path, caller, sizeof caller, &by_name)) {
+        if (!by_name) { snprintf(out, cap, "a full path given to dlopen by %s", caller); return; }
+        struct link_map *c = object_named(caller);
+        if (replay(c, l->name, l->name_path, out, cap)) return;
+        snprintf(out, cap, "dlopen of %s by %s", l->name, caller);
         return;
     }
-    struct runpath_search rs = { dir, path, out, cap, 0 };
-    dl_iterate_phdr(runpath_cb, &rs);
-    if (rs.found) return;
-    static const char *const system_dirs[] = { "/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
-                                               "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
-                                               "/usr/lib/aarch64-linux-gnu" };
-    for (size_t i = 0; i < sizeof system_dirs / sizeof *system_dirs; i++)
-        if (!strcmp(dir, system_dirs[i])) { snprintf(out, cap, "system directory %s", dir); return; }
-    snprintf(out, cap, "ld.so.cache or a full path given to dlopen (%s)", dir);
+    /* 3. Opened before the shim was watching: what a search from nowhere in particular finds. */
+    if (replay(NULL, l->name, l->name_path, out, cap)) return;
+    snprintf(out, cap, "a full path given to dlopen (or a search from an object the shim did not see)");
 }
 
 /* --- versions --------------------------------------------------------------------------- */
@@ -229,10 +310,9 @@ static void ask_version(struct cs_library *l, const struct family *f)
             return;
         }
     }
-    void *h = dlopen(l->path, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return;
-    cs_dlsym_fn sym = cs_real_dlsym();
-    void *fn = sym(h, f->fn);
+    const struct link_map *m = l->map;
+    if (!m) return;
+    void *fn = cs_elf_lookup(m, f->fn);
     if (fn && !strcmp(f->kind, "driver")) cs_own_count(cs_api_find(&cs_api_cuda, f->fn));
     if (fn) {
         int a = 0, b = 0, c = 0;
@@ -249,7 +329,7 @@ static void ask_version(struct cs_library *l, const struct family *f)
             /* cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 major*1000 + minor*100 + patch */
             if (v >= 90000) snprintf(l->version, sizeof l->version, "%zu.%zu.%zu", v / 10000, v % 10000 / 100, v % 100);
             else snprintf(l->version, sizeof l->version, "%zu.%zu.%zu", v / 1000, v % 1000 / 100, v % 100);
-            void *rt = sym(h, "cudnnGetCudartVersion");
+            void *rt = cs_elf_lookup(m, "cudnnGetCudartVersion");
             if (rt) l->built_for_cuda = (int)((size_t (*)(void))rt)();
             break;
         }
@@ -272,7 +352,7 @@ static void ask_version(struct cs_library *l, const struct family *f)
                 snprintf(l->version, sizeof l->version, "api %d", a);
             }
             break;
-        case V_NONE: break;
+        case V_NONE: case V_FILE: break;
         }
         if (!strcmp(f->kind, "nccl") && l->code) {
             int v = (int)l->code;  /* 2.28.9 is 22809; before 2.9 it was 2809 */
@@ -281,15 +361,63 @@ static void ask_version(struct cs_library *l, const struct family *f)
         }
         snprintf(l->version_api, sizeof l->version_api, "%s", f->fn);
     }
-    dlclose(h);
 }
 
-/* The driver's own version is in its file name: libcuda.so.580.65.06. */
-static void file_version(struct cs_library *l)
+/* The driver's own version is in its file name (libcuda.so.580.65.06), and so is the runtime's
+ * (libcudart.so.11.8.89; a wheel's libcudart.so.12 says its major only). */
+/* A wheel's copy says its version in the package's dist-info directory, beside the "nvidia"
+ * package (site-packages/nvidia_cuda_runtime_cu12-12.4.127.dist-info) or in a toolkit's
+ * dist-info folder: the ancestors of the library's directory, three levels up at most. */
+static int dist_info_version(const char *path, const char *package, char *out, size_t cap)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int up = 0; up < 4; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) return 0;
+        *slash = 0;
+        for (int sub = 0; sub < 2; sub++) {
+            char where[PATH_MAX + 16];
+            snprintf(where, sizeof where, "%s%s", dir, sub ? "/dist-info" : "");
+            DIR *d = opendir(where);
+            struct dirent *de;
+            while (d && (de = readdir(d))) {
+                size_t n = strlen(de->d_name), k = strlen(package);
+                if (strncmp(de->d_name, package, k) || n < 11 || strcmp(de->d_name + n - 10, ".dist-info")) continue;
+                char stem[256];
+                snprintf(stem, sizeof stem, "%.*s", (int)(n - 10), de->d_name);
+                const char *dash = strrchr(stem, '-');
+                if (!dash) continue;
+                snprintf(out, cap, "%s", dash + 1);
+                closedir(d);
+                return 1;
+            }
+            if (d) closedir(d);
+        }
+    }
+    return 0;
+}
+
+static void file_version(struct cs_library *l, const struct family *f)
 {
     const char *b = base_name(l->path);
     const char *so = strstr(b, ".so.");
     if (so && strchr(so + 4, '.')) snprintf(l->file_version, sizeof l->file_version, "%s", so + 4);
+    if (f->how != V_FILE || !so) return;
+    int major = 0, minor = 0;
+    char wheel[32];
+    const char *text = so + 4;
+    if (!strchr(text, '.') && dist_info_version(l->path, "nvidia_cuda_runtime", wheel, sizeof wheel) &&
+        atoi(wheel) == atoi(text)) {
+        text = wheel;
+        snprintf(l->file_version, sizeof l->file_version, "%s", wheel);
+    }
+    int n = sscanf(text, "%d.%d", &major, &minor);
+    if (n < 1 || major <= 0) return;
+    l->code = major * 1000 + (n == 2 ? minor * 10 : 0);
+    if (n == 2) snprintf(l->version, sizeof l->version, "%d.%d", major, minor);
+    else snprintf(l->version, sizeof l->version, "%d", major);
+    snprintf(l->version_api, sizeof l->version_api, "file name");
 }
 
 /* --- the scan ---------------------------------------------------------------------------- */
@@ -343,39 +471,47 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (soname) snprintf(l->soname, sizeof l->soname, "%s", soname);
     build_id(info, l->build_id, sizeof l->build_id);
     l->compat = strstr(real, "/compat/") != NULL;
+    for (struct link_map *m = cs_lm_head(); m; m = m->l_next)
+        if (m->l_name == name) l->map = m;
     l->family = (int)(f - families);
     atomic_store(&nlibs, n + 1);
     return 0;
 }
 
-void cs_inventory_refresh(int ask_versions)
+/* Called by the scanner only (scanner.c), with the loader fenced from fork. ask: also ask
+ * each library not yet asked for its version (never on a program thread inside a hook). A
+ * library's line is written once its version is known, or at exit without it. */
+void cs_inventory_refresh(int ask)
 {
     struct scan s = { 0, 1 };
     dl_iterate_phdr(add_cb, &s);  /* one callback: the loader's counter of objects ever added */
-    if (s.adds && s.adds == __atomic_load_n(&last_adds, __ATOMIC_RELAXED) && !ask_versions) return;
-    if (pthread_mutex_trylock(&lock)) return;  /* another thread is scanning */
     int before = atomic_load(&nlibs);
-    s.check_only = 0;
-    dl_iterate_phdr(add_cb, &s);
-    __atomic_store_n(&last_adds, s.adds, __ATOMIC_RELAXED);
+    if (!s.adds || s.adds != last_adds) {
+        s.check_only = 0;
+        dl_iterate_phdr(add_cb, &s);
+        last_adds = s.adds;
+    }
     int after = atomic_load(&nlibs);
     for (int i = before; i < after; i++) {
         struct cs_library *l = &libs[i];
-        found_via(l->name_path, l->found_via, sizeof l->found_via);
-        file_version(l);
+        found_via(l, l->found_via, sizeof l->found_via);
+        file_version(l, &families[l->family]);
     }
-    /* Versions are asked once per library, from a program-level call or at exit. */
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
-        int deferred = !strcmp(l->kind, "driver") && !ask_versions && !cs_driver_version_seen();
-        if (!l->asked && !deferred && (ask_versions || i >= before)) {
-            ask_version(l, &families[l->family]);
+        const struct family *f = &families[l->family];
+        if (!l->asked && ask) {
+            ask_version(l, f);
             l->asked = 1;
+            if (!strcmp(l->kind, "nccl")) cs_nccl_version_known((int)l->code);
         }
-        if (!l->written && !deferred) { write_library(l); l->written = 1; }
     }
-    pthread_mutex_unlock(&lock);
-    if (after != before) cs_diagnose_libraries();
+    for (int i = 0; i < after; i++) {
+        struct cs_library *l = &libs[i];
+        const struct family *f = &families[l->family];
+        if (!l->written && (l->asked || !f->fn || ask)) { write_library(l); l->written = 1; }
+    }
+    if (after != before || ask) cs_diagnose_libraries();
 }
 
 /* The kernel module's version: a user-space driver that does not match it gives error 803. */
@@ -423,4 +559,10 @@ const struct cs_library *cs_library_of_path(const char *path)
     for (int i = 0; i < n; i++)
         if (!strcmp(libs[i].path, real)) return &libs[i];
     return NULL;
+}
+
+void cs_inventory_after_fork(void)
+{
+    int n = atomic_load(&nlibs);
+    for (int i = 0; i < n; i++) libs[i].written = 0;
 }

@@ -4,6 +4,7 @@
 #define CS_INVENTORY_H
 
 #define CS_MAX_LIBRARIES 128
+struct link_map;
 
 struct cs_library {
     char path[1024];       /* real path */
@@ -14,9 +15,11 @@ struct cs_library {
     long code;             /* the version as the library's API reports it */
     int built_for_cuda;    /* cuDNN: cudnnGetCudartVersion() */
     int compat, family, asked, written;
+    const struct link_map *map;  /* the loader's entry: symbols are read from it, lock-free */
 };
 
 void cs_inventory_refresh(int ask_versions);
+void cs_inventory_after_fork(void);  /* the child's trace gets its own library lines */
 int cs_is_cuda_library_name(const char *base, size_t len);  /* libcudart.so.13, libnccl.so.2, ... */
 int cs_library_count(void);
 struct cs_library *cs_library_at(int i);

@@ -24,12 +24,11 @@ typedef uint32_t (*gpa_v2)(void *, void *, int32_t, uint64_t, void *);
 /* The library that asked: a static cudart copy inside cuBLAS or NCCL shows up here. */
 static const char *caller_name(void *ra)
 {
-    Dl_info info;
-    if (ra && dladdr(ra, &info) && info.dli_fname) {
-        const char *slash = strrchr(info.dli_fname, '/');
-        return slash ? slash + 1 : info.dli_fname;
-    }
-    return "?";
+    const char *name = cs_lm_name_of_addr(ra);  /* lock-free: never dladdr inside a hook */
+    if (!name) return "?";
+    if (!*name) return "the program";
+    const char *slash = strrchr(name, '/');
+    return slash ? slash + 1 : name;
 }
 
 /* Callers already attributed: most lookups come from a handful of return addresses' libraries,
@@ -38,12 +37,12 @@ static int cs_seen_caller(void *ra)
 {
     static void *_Atomic seen[64];
     static int _Atomic n;
-    Dl_info info;
-    if (!ra || !dladdr(ra, &info)) return 1;
+    void *obj = cs_lm_of_addr(ra);
+    if (!obj) return 1;
     int k = atomic_load(&n);
-    for (int i = 0; i < k; i++)
-        if (atomic_load(&seen[i]) == info.dli_fbase) return 1;
-    if (k < 64) atomic_store(&seen[atomic_fetch_add(&n, 1) % 64], info.dli_fbase);
+    for (int i = 0; i < k && i < 64; i++)
+        if (atomic_load(&seen[i]) == obj) return 1;
+    if (k < 64) atomic_store(&seen[atomic_fetch_add(&n, 1) % 64], obj);
     return 0;
 }
 

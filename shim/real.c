@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,51 +84,61 @@ static int by_ptr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void *library_handle(struct cs_api *api)
+/* The wrapped library's entry in the link map, found by soname without the loader lock:
+ * never loads anything the program has not loaded itself. The soname lists the majors we
+ * know, newest first ("libcudnn.so.9:libcudnn.so.8"). */
+static struct link_map *library_map(struct cs_api *api)
 {
-    /* RTLD_NOLOAD: never load anything the program has not loaded itself. */
-    void *h = atomic_load(&api->handle);
-    if (!h) {
-        /* soname lists the majors we know, newest first: "libcudnn.so.9:libcudnn.so.8" */
-        for (const char *s = api->soname; s && *s && !h;) {
-            const char *end = strchrnul(s, ':');
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)(end - s), s);
-            h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-            s = *end ? end + 1 : end;
-        }
-        if (h) {
-            void *expected = NULL;
-            if (!atomic_compare_exchange_strong(&api->handle, &expected, h)) {
-                dlclose(h);
-                h = expected;
-            }
-        }
+    struct link_map *m = atomic_load(&api->handle);
+    for (const char *s = api->soname; !m && s && *s;) {
+        const char *end = strchrnul(s, ':');
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(end - s), s);
+        m = cs_lm_find_soname(name);
+        s = *end ? end + 1 : end;
     }
-    return h;
+    if (m) {
+        void *expected = NULL;
+        atomic_compare_exchange_strong(&api->handle, &expected, (void *)m);
+        m = atomic_load(&api->handle);
+    }
+    return m;
 }
 
-/* Resolve every function of an API once its library is loaded, and index them by address. */
+struct bind_pass { struct cs_api *api; struct cs_ptr_index *ix; };
+
+static void bind_one(const char *name, void *p, void *arg)
+{
+    struct bind_pass *b = arg;
+    int idx = cs_api_find(b->api, name);
+    if (idx < 0) return;
+    int i = idx - b->api->base;
+    void *expected = NULL;
+    atomic_compare_exchange_strong(&b->api->real[i], &expected, p);
+    if (b->ix->n < b->api->count) {
+        b->ix->e[b->ix->n].p = p;
+        b->ix->e[b->ix->n++].idx = idx;
+    }
+}
+
+/* Resolve every function of an API once its library is loaded, and index them by address:
+ * one pass over the library's own dynamic symbols. */
 int cs_api_bind(struct cs_api *api)
 {
     if (atomic_load(&api->by_ptr))
         return 1;
-    void *h = library_handle(api);
-    cs_dlsym_fn dls = cs_real_dlsym();
-    if (!h || !dls)
+    struct link_map *m = library_map(api);
+    if (!m)
         return 0;
     size_t sz = sizeof(struct cs_ptr_index) + (size_t)api->count * sizeof(((struct cs_ptr_index *)0)->e[0]);
     struct cs_ptr_index *ix = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ix == MAP_FAILED)
         return 0;
+    struct bind_pass b = { api, ix };
+    cs_elf_each_function(m, bind_one, &b);
     for (int i = 0; i < api->count; i++) {
-        void *p = dls(h, api->names[i]);
         void *expected = NULL;
-        atomic_compare_exchange_strong(&api->real[i], &expected, p ? p : CS_REAL_MISSING);
-        if (p) {
-            ix->e[ix->n].p = p;
-            ix->e[ix->n++].idx = api->base + i;
-        }
+        atomic_compare_exchange_strong(&api->real[i], &expected, CS_REAL_MISSING);
     }
     qsort(ix->e, (size_t)ix->n, sizeof ix->e[0], by_ptr);
     struct cs_ptr_index *expected = NULL;
@@ -183,11 +194,8 @@ void *cs_real_in(struct cs_api *api, int idx, const char *soname, void *_Atomic 
 {
     void *p = atomic_load_explicit(slot, memory_order_acquire);
     if (cs_likely(p)) return p;
-    void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
-    if (h) {
-        p = cs_real_dlsym()(h, api->names[idx - api->base]);
-        dlclose(h);  /* still loaded: the program holds it */
-    }
+    struct link_map *m = cs_lm_find_soname(soname);
+    if (m) p = cs_elf_lookup(m, api->names[idx - api->base]);
     if (p) {
         atomic_store_explicit(slot, p, memory_order_release);
         return p;

@@ -94,7 +94,7 @@ CS_HIDDEN void *cs_dlvsym_substitute(void *handle, const char *name, const char 
 static int wants_substitution(void *handle, const char *name)
 {
     struct cs_api *api;
-    if (cs_disabled || (cs_tls && cs_tls->depth))  /* e.g. the driver's own lookups inside a call */
+    if (cs_disabled || (cs_tls && cs_tls->hide))  /* the shim's own lookups */
         return 0;
     if (find_wrapped(name, &api) < 0)
         return 0;

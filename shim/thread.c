@@ -67,9 +67,9 @@ struct cs_thread *cs_thread_slow(int idx)
     if (t && cs_forked_after_init == 1) {
         /* The first call in a child forked after the parent's cuInit (see after_fork in init.c). */
         cs_forked_after_init = 2;
-        t->depth = 1;
+        t->hide = 1;
         cs_diagnose_forked_child_call(cs_api_name(idx));
-        t->depth = 0;
+        t->hide = 0;
     }
     errno = saved_errno;
     return t;
@@ -107,6 +107,7 @@ static struct cs_thread *thread_create(void)
     t->tid = (int)syscall(SYS_gettid);
     t->lossless = cs_cfg.trace_all;
     t->depth = 0;
+    t->hide = 0;
     int zero = 0;
     if (atomic_compare_exchange_strong(&key_made, &zero, 1))
         pthread_key_create(&exit_key, on_thread_exit);

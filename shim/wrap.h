@@ -58,6 +58,7 @@ struct cs_event {
     int32_t result;
     uint32_t seq;     /* per-thread call number, low bits */
     uint64_t arg;     /* role-specific: launch function, alloc size, stream ... */
+    uint16_t inside;  /* 1 + global index of the wrapped call this one was made inside; 0: none */
 };
 
 struct cs_ring {
@@ -80,9 +81,14 @@ struct cs_launch {
     uint8_t kind;
 };
 
+/* A library's calls made inside a wrapped call (cuBLAS's runtime asking the driver inside
+ * cublasCreate) are the program's calls and are recorded; this many levels deep. */
+#define CS_MAX_NEST 4
+
 struct cs_thread {
-    int depth;                   /* > 0 while inside a wrapper: nested calls go straight through */
-    int current;                 /* global index of the API the thread is inside (valid while depth) */
+    int depth;                   /* wrapped calls the thread is inside (nested up to CS_MAX_NEST) */
+    int hide;                    /* > 0 while the shim itself is calling: nothing is recorded */
+    int current;                 /* global index of the outermost API the thread is inside (valid while depth) */
     uint64_t enter_ts;           /* when it entered that call (ticks), for the hang watchdog */
     uint64_t hang_reported;      /* the enter_ts of the call last reported as hung */
     int tid;
@@ -113,20 +119,33 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
 uint64_t cs_ticks_slow(void);
 
 /* The per-thread state accessor: the only way code reaches thread state. Returns NULL when
- * the shim is disabled or the thread is already inside a wrapper (re-entrancy guard). */
+ * the shim is disabled, the shim itself is calling (cs_hide), or calls nest too deep. */
 static inline struct cs_thread *cs_enter(int idx)
 {
     struct cs_thread *t = cs_tls;
     if (cs_unlikely(!t) && !(t = cs_thread_slow(idx)))
         return NULL;
-    if (cs_unlikely(t->depth))
-        return NULL;
+    if (cs_unlikely(t->depth | t->hide)) {
+        if (t->hide || t->depth >= CS_MAX_NEST)
+            return NULL;
+        t->depth++;
+        return t;
+    }
     t->depth = 1;
     t->current = idx;  /* so a crash inside the real call can name it */
     return t;
 }
 
-static inline void cs_leave(struct cs_thread *t) { t->depth = 0; }
+static inline void cs_leave(struct cs_thread *t) { t->depth--; }
+
+/* Around the shim's own calls into a CUDA library: whatever they reach is not the program's. */
+static inline struct cs_thread *cs_hide(void)
+{
+    struct cs_thread *t = cs_tls;
+    if (t) t->hide++;
+    return t;
+}
+static inline void cs_unhide(struct cs_thread *t) { if (t) t->hide--; }
 
 static inline uint64_t cs_ticks(void)
 {
@@ -177,6 +196,7 @@ static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api
     ev->result = (int32_t)result;
     ev->seq = (uint32_t)h;
     ev->arg = 0;
+    ev->inside = t->depth > 1 ? (uint16_t)(t->current + 1) : 0;
     t->extra_len = 0;
     t->force_write = 0;
     return ev;

@@ -27,7 +27,10 @@ static int _Atomic writer_running, writer_stop;
 static uint64_t _Atomic written_errors[CS_API_TOTAL];
 uint64_t _Atomic cs_suppressed;
 
+static int header_nccl;
+
 const char *cs_trace_path(void) { return path; }
+int cs_header_had_nccl(void) { return header_nccl; }
 
 static const char *rank_string(void)
 {
@@ -106,8 +109,8 @@ static void write_header(void)
     cs_put_str(&b, cs_clock_name());
     cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
     cs_put(&b, ",\"ring_size\":"); cs_put_u64(&b, cs_cfg.ring_size);
-    /* Not from inside the crash handler (the trace may first open there): it takes the loader lock. */
-    int nccl = atomic_load(&cs_crash_active) ? 0 : cs_nccl_version_if_loaded();
+    int nccl = cs_nccl_version_if_loaded();
+    header_nccl = nccl != 0;
     if (nccl) { cs_put(&b, ",\"nccl_version\":"); cs_put_u64(&b, (uint64_t)nccl); }
     struct timespec rt, mt;
     clock_gettime(CLOCK_REALTIME, &rt);
@@ -233,7 +236,6 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
     size_t n = cs_format_event(line, sizeof line, api, ev, t->tid, t->extra, t->extra_len);
     cs_write_line(line, n);
     ev->flags |= CS_EV_WRITTEN;
-    cs_inventory_refresh(0);  /* libraries loaded since the last written event (cheap when none) */
 }
 
 uint32_t cs_missing(struct cs_api *api, int idx, int via)

@@ -36,8 +36,12 @@ elif cmd == "summary":
     for k in sorted(calls):
         print(k, calls[k])
 elif cmd == "field":
-    e = next(e for e in events(path) if e["type"] == sys.argv[3])
+    # "process" lines complete the header with what was learnt after it was written
+    evs = events(path)
+    e = next(e for e in evs if e["type"] == sys.argv[3])
     v = e.get(sys.argv[4])
+    if v is None and sys.argv[3] == "header":
+        v = next((p[sys.argv[4]] for p in evs if p["type"] == "process" and sys.argv[4] in p), None)
     print(json.dumps(v) if isinstance(v, (dict, list)) else v)
 elif cmd == "counts":
     rows = sorted(l.split() for l in open(path) if l.strip())

@@ -107,7 +107,7 @@ def gen_api(api, base):
         c.append("    if (cs_unlikely(!(t = cs_enter(%s)))) return real(%s);" % (idx, args))
         c.append("    uint64_t t0 = cs_ticks();")
         if api != "cuda" or "sync" in fl or "key" in fl:
-            c.append("    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */")
+            c.append("    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */")
         c.append("    %s r = real(%s);" % (ctype(ret), args))
         c.append("    int saved_errno = errno;")
         c.append("    struct cs_event *ev = cs_record(t, &cs_api_%s, %s, via, %s, t0);" % (api, idx, retv))

@@ -17,7 +17,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtCreate(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtCreate)))) return real(lightHandle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, via, (uint32_t)r, t0);
@@ -44,7 +44,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtDestroy(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtDestroy)))) return real(lightHandle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, via, (uint32_t)r, t0);
@@ -70,7 +70,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescCreate)))) return real(emulationDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(emulationDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, via, (uint32_t)r, t0);
@@ -96,7 +96,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescDestroy)))) return real(emulationDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(emulationDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, via, (uint32_t)r, t0);
@@ -122,7 +122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescGetAttribute)))) return real(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, via, (uint32_t)r, t0);
@@ -148,7 +148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescInit_internal)))) return real(emulationDesc, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(emulationDesc, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, via, (uint32_t)r, t0);
@@ -174,7 +174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtEmulationDescSetAttribute)))) return real(emulationDesc, attr, buf, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, via, (uint32_t)r, t0);
@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetCudartVers
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetCudartVersion)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, via, 0, t0);
@@ -226,7 +226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtGetProperty(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetProperty)))) return real(type, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(type, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, via, (uint32_t)r, t0);
@@ -252,7 +252,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusName(u
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetStatusName)))) return real(status);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, via, 0, t0);
@@ -278,7 +278,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusString
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetStatusString)))) return real(status);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, via, 0, t0);
@@ -304,7 +304,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetVersion(ui
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtGetVersion)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, via, 0, t0);
@@ -330,7 +330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity)))) return real(capacity);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(capacity);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, via, (uint32_t)r, t0);
@@ -356,7 +356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity)))) return real(capacity);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(capacity);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, via, (uint32_t)r, t0);
@@ -382,7 +382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerForceDi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerForceDisable)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, via, (uint32_t)r, t0);
@@ -408,7 +408,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerOpenFil
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerOpenFile)))) return real(logFile);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(logFile);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, via, (uint32_t)r, t0);
@@ -434,7 +434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetCall
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetCallback)))) return real(callback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(callback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, via, (uint32_t)r, t0);
@@ -460,7 +460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetFile
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetFile)))) return real(file);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(file);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, via, (uint32_t)r, t0);
@@ -486,7 +486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetLeve
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetLevel)))) return real(level);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(level);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, via, (uint32_t)r, t0);
@@ -512,7 +512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetMask
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtLoggerSetMask)))) return real(mask);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(mask);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, via, (uint32_t)r, t0);
@@ -538,7 +538,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmul(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmul)))) return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, via, (uint32_t)r, t0);
@@ -564,7 +564,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCap
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute)))) return real(algo, attr, buf, sizeInBytes, sizeWritten);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, via, (uint32_t)r, t0);
@@ -590,7 +590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoChe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoCheck)))) return real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, via, (uint32_t)r, t0);
@@ -616,7 +616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCon
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute)))) return real(algo, attr, buf, sizeInBytes, sizeWritten);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, via, (uint32_t)r, t0);
@@ -642,7 +642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCon
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute)))) return real(algo, attr, buf, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(algo, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, via, (uint32_t)r, t0);
@@ -668,7 +668,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic)))) return real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, via, (uint32_t)r, t0);
@@ -694,7 +694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoGetIds)))) return real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, via, (uint32_t)r, t0);
@@ -720,7 +720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoIni
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulAlgoInit)))) return real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, via, (uint32_t)r, t0);
@@ -746,7 +746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescCre
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescCreate)))) return real(matmulDesc, computeType, scaleType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matmulDesc, computeType, scaleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, via, (uint32_t)r, t0);
@@ -772,7 +772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescDestroy)))) return real(matmulDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matmulDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, via, (uint32_t)r, t0);
@@ -798,7 +798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescGet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescGetAttribute)))) return real(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, via, (uint32_t)r, t0);
@@ -824,7 +824,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescIni
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescInit_internal)))) return real(matmulDesc, size, computeType, scaleType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matmulDesc, size, computeType, scaleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, via, (uint32_t)r, t0);
@@ -850,7 +850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescSet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulDescSetAttribute)))) return real(matmulDesc, attr, buf, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, via, (uint32_t)r, t0);
@@ -876,7 +876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceCreate)))) return real(pref);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pref);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, via, (uint32_t)r, t0);
@@ -902,7 +902,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceDestroy)))) return real(pref);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pref);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, via, (uint32_t)r, t0);
@@ -928,7 +928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute)))) return real(pref, attr, buf, sizeInBytes, sizeWritten);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pref, attr, buf, sizeInBytes, sizeWritten);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, via, (uint32_t)r, t0);
@@ -954,7 +954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal)))) return real(pref, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pref, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, via, (uint32_t)r, t0);
@@ -980,7 +980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPrefere
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute)))) return real(pref, attr, buf, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pref, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, via, (uint32_t)r, t0);
@@ -1006,7 +1006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutC
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutCreate)))) return real(matLayout, type, rows, cols, ld);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matLayout, type, rows, cols, ld);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, via, (uint32_t)r, t0);
@@ -1032,7 +1032,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutD
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutDestroy)))) return real(matLayout);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matLayout);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, via, (uint32_t)r, t0);
@@ -1058,7 +1058,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutG
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute)))) return real(matLayout, attr, buf, sizeInBytes, sizeWritten);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matLayout, attr, buf, sizeInBytes, sizeWritten);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, via, (uint32_t)r, t0);
@@ -1084,7 +1084,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutI
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutInit_internal)))) return real(matLayout, size, type, rows, cols, ld);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matLayout, size, type, rows, cols, ld);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, via, (uint32_t)r, t0);
@@ -1110,7 +1110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutS
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute)))) return real(matLayout, attr, buf, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(matLayout, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, via, (uint32_t)r, t0);
@@ -1136,7 +1136,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransform)))) return real(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, via, (uint32_t)r, t0);
@@ -1162,7 +1162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescCreate)))) return real(transformDesc, scaleType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc, scaleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, via, (uint32_t)r, t0);
@@ -1188,7 +1188,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescDestroy)))) return real(transformDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, via, (uint32_t)r, t0);
@@ -1214,7 +1214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute)))) return real(transformDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes, sizeWritten);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, via, (uint32_t)r, t0);
@@ -1240,7 +1240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal)))) return real(transformDesc, size, scaleType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc, size, scaleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, via, (uint32_t)r, t0);
@@ -1266,7 +1266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute)))) return real(transformDesc, attr, buf, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, via, (uint32_t)r, t0);

@@ -16,7 +16,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAsumEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAsumEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAsumEx)))) return real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAsumEx, via, (uint32_t)r, t0);
@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAsumEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAsumEx_64)))) return real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, via, (uint32_t)r, t0);
@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAxpyEx)))) return real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAxpyEx, via, (uint32_t)r, t0);
@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasAxpyEx_64)))) return real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, via, (uint32_t)r, t0);
@@ -120,7 +120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, via, (uint32_t)r, t0);
@@ -146,7 +146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, via, (uint32_t)r, t0);
@@ -172,7 +172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, via, (uint32_t)r, t0);
@@ -198,7 +198,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, via, (uint32_t)r, t0);
@@ -224,7 +224,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdgmm, via, (uint32_t)r, t0);
@@ -250,7 +250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, via, (uint32_t)r, t0);
@@ -276,7 +276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotc_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, via, (uint32_t)r, t0);
@@ -302,7 +302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotc_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, via, (uint32_t)r, t0);
@@ -328,7 +328,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotu_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, via, (uint32_t)r, t0);
@@ -354,7 +354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCdotu_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, via, (uint32_t)r, t0);
@@ -380,7 +380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, via, (uint32_t)r, t0);
@@ -406,7 +406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, via, (uint32_t)r, t0);
@@ -432,7 +432,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeam, via, (uint32_t)r, t0);
@@ -458,7 +458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeam_64, via, (uint32_t)r, t0);
@@ -484,7 +484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, via, (uint32_t)r, t0);
@@ -510,7 +510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3m)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3m, via, (uint32_t)r, t0);
@@ -536,7 +536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, via, (uint32_t)r, t0);
@@ -562,7 +562,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, via, (uint32_t)r, t0);
@@ -588,7 +588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, via, (uint32_t)r, t0);
@@ -614,7 +614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, via, (uint32_t)r, t0);
@@ -640,7 +640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, via, (uint32_t)r, t0);
@@ -666,7 +666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3mStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, via, (uint32_t)r, t0);
@@ -692,7 +692,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm3m_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, via, (uint32_t)r, t0);
@@ -718,7 +718,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, via, (uint32_t)r, t0);
@@ -744,7 +744,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, via, (uint32_t)r, t0);
@@ -770,7 +770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmEx, via, (uint32_t)r, t0);
@@ -796,7 +796,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, via, (uint32_t)r, t0);
@@ -822,7 +822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, via, (uint32_t)r, t0);
@@ -848,7 +848,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -874,7 +874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, via, (uint32_t)r, t0);
@@ -900,7 +900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, via, (uint32_t)r, t0);
@@ -926,7 +926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, via, (uint32_t)r, t0);
@@ -952,7 +952,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, via, (uint32_t)r, t0);
@@ -978,7 +978,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, via, (uint32_t)r, t0);
@@ -1004,7 +1004,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -1030,7 +1030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, via, (uint32_t)r, t0);
@@ -1056,7 +1056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, via, (uint32_t)r, t0);
@@ -1082,7 +1082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, via, (uint32_t)r, t0);
@@ -1108,7 +1108,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgerc_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, via, (uint32_t)r, t0);
@@ -1134,7 +1134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgerc_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, via, (uint32_t)r, t0);
@@ -1160,7 +1160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeru_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, via, (uint32_t)r, t0);
@@ -1186,7 +1186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgeru_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, via, (uint32_t)r, t0);
@@ -1212,7 +1212,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, via, (uint32_t)r, t0);
@@ -1238,7 +1238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, via, (uint32_t)r, t0);
@@ -1264,7 +1264,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, via, (uint32_t)r, t0);
@@ -1290,7 +1290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, via, (uint32_t)r, t0);
@@ -1316,7 +1316,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, via, (uint32_t)r, t0);
@@ -1342,7 +1342,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemm_v2, via, (uint32_t)r, t0);
@@ -1368,7 +1368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, via, (uint32_t)r, t0);
@@ -1394,7 +1394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemv_v2, via, (uint32_t)r, t0);
@@ -1420,7 +1420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChemv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, via, (uint32_t)r, t0);
@@ -1446,7 +1446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2_v2, via, (uint32_t)r, t0);
@@ -1472,7 +1472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, via, (uint32_t)r, t0);
@@ -1498,7 +1498,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, via, (uint32_t)r, t0);
@@ -1524,7 +1524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, via, (uint32_t)r, t0);
@@ -1550,7 +1550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher_v2, via, (uint32_t)r, t0);
@@ -1576,7 +1576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCher_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, via, (uint32_t)r, t0);
@@ -1602,7 +1602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk3mEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, via, (uint32_t)r, t0);
@@ -1628,7 +1628,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk3mEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, via, (uint32_t)r, t0);
@@ -1654,7 +1654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkEx, via, (uint32_t)r, t0);
@@ -1680,7 +1680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, via, (uint32_t)r, t0);
@@ -1706,7 +1706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk_v2, via, (uint32_t)r, t0);
@@ -1732,7 +1732,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, via, (uint32_t)r, t0);
@@ -1758,7 +1758,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkx, via, (uint32_t)r, t0);
@@ -1784,7 +1784,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCherkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCherkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCherkx_64, via, (uint32_t)r, t0);
@@ -1810,7 +1810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, via, (uint32_t)r, t0);
@@ -1836,7 +1836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, via, (uint32_t)r, t0);
@@ -1862,7 +1862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, via, (uint32_t)r, t0);
@@ -1888,7 +1888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, via, (uint32_t)r, t0);
@@ -1914,7 +1914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr_v2, via, (uint32_t)r, t0);
@@ -1940,7 +1940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasChpr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, via, (uint32_t)r, t0);
@@ -1966,7 +1966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, via, (uint32_t)r, t0);
@@ -1992,7 +1992,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCopyEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCopyEx)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCopyEx, via, (uint32_t)r, t0);
@@ -2018,7 +2018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCopyEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, via, (uint32_t)r, t0);
@@ -2045,7 +2045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCreate_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCreate_v2)))) return real(handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCreate_v2, via, (uint32_t)r, t0);
@@ -2072,7 +2072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrot_v2, via, (uint32_t)r, t0);
@@ -2098,7 +2098,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, via, (uint32_t)r, t0);
@@ -2124,7 +2124,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, via, (uint32_t)r, t0);
@@ -2150,7 +2150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCscal_v2, via, (uint32_t)r, t0);
@@ -2176,7 +2176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, via, (uint32_t)r, t0);
@@ -2202,7 +2202,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, via, (uint32_t)r, t0);
@@ -2228,7 +2228,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, via, (uint32_t)r, t0);
@@ -2254,7 +2254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, via, (uint32_t)r, t0);
@@ -2280,7 +2280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, via, (uint32_t)r, t0);
@@ -2306,7 +2306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCswap_v2, via, (uint32_t)r, t0);
@@ -2332,7 +2332,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, via, (uint32_t)r, t0);
@@ -2358,7 +2358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, via, (uint32_t)r, t0);
@@ -2384,7 +2384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, via, (uint32_t)r, t0);
@@ -2410,7 +2410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, via, (uint32_t)r, t0);
@@ -2436,7 +2436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, via, (uint32_t)r, t0);
@@ -2462,7 +2462,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, via, (uint32_t)r, t0);
@@ -2488,7 +2488,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, via, (uint32_t)r, t0);
@@ -2514,7 +2514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, via, (uint32_t)r, t0);
@@ -2540,7 +2540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -2566,7 +2566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, via, (uint32_t)r, t0);
@@ -2592,7 +2592,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, via, (uint32_t)r, t0);
@@ -2618,7 +2618,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk3mEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, via, (uint32_t)r, t0);
@@ -2644,7 +2644,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk3mEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, via, (uint32_t)r, t0);
@@ -2670,7 +2670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkEx)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, via, (uint32_t)r, t0);
@@ -2696,7 +2696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkEx_64)))) return real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, via, (uint32_t)r, t0);
@@ -2722,7 +2722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, via, (uint32_t)r, t0);
@@ -2748,7 +2748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, via, (uint32_t)r, t0);
@@ -2774,7 +2774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkx, via, (uint32_t)r, t0);
@@ -2800,7 +2800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, via, (uint32_t)r, t0);
@@ -2826,7 +2826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, via, (uint32_t)r, t0);
@@ -2852,7 +2852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, via, (uint32_t)r, t0);
@@ -2878,7 +2878,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, via, (uint32_t)r, t0);
@@ -2904,7 +2904,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, via, (uint32_t)r, t0);
@@ -2930,7 +2930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, via, (uint32_t)r, t0);
@@ -2956,7 +2956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, via, (uint32_t)r, t0);
@@ -2982,7 +2982,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, via, (uint32_t)r, t0);
@@ -3008,7 +3008,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, via, (uint32_t)r, t0);
@@ -3034,7 +3034,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtpttr, via, (uint32_t)r, t0);
@@ -3060,7 +3060,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, via, (uint32_t)r, t0);
@@ -3086,7 +3086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, via, (uint32_t)r, t0);
@@ -3112,7 +3112,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, via, (uint32_t)r, t0);
@@ -3138,7 +3138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, via, (uint32_t)r, t0);
@@ -3164,7 +3164,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, via, (uint32_t)r, t0);
@@ -3190,7 +3190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, via, (uint32_t)r, t0);
@@ -3216,7 +3216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, via, (uint32_t)r, t0);
@@ -3242,7 +3242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, via, (uint32_t)r, t0);
@@ -3268,7 +3268,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, via, (uint32_t)r, t0);
@@ -3294,7 +3294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, via, (uint32_t)r, t0);
@@ -3320,7 +3320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasCtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasCtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasCtrttp, via, (uint32_t)r, t0);
@@ -3346,7 +3346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDasum_v2, via, (uint32_t)r, t0);
@@ -3372,7 +3372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, via, (uint32_t)r, t0);
@@ -3398,7 +3398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, via, (uint32_t)r, t0);
@@ -3424,7 +3424,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, via, (uint32_t)r, t0);
@@ -3450,7 +3450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, via, (uint32_t)r, t0);
@@ -3476,7 +3476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, via, (uint32_t)r, t0);
@@ -3502,7 +3502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdgmm, via, (uint32_t)r, t0);
@@ -3528,7 +3528,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, via, (uint32_t)r, t0);
@@ -3554,7 +3554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdot_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdot_v2, via, (uint32_t)r, t0);
@@ -3580,7 +3580,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDdot_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, via, (uint32_t)r, t0);
@@ -3606,7 +3606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDestroy_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDestroy_v2)))) return real(handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, via, (uint32_t)r, t0);
@@ -3632,7 +3632,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, via, (uint32_t)r, t0);
@@ -3658,7 +3658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, via, (uint32_t)r, t0);
@@ -3684,7 +3684,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeam, via, (uint32_t)r, t0);
@@ -3710,7 +3710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeam_64, via, (uint32_t)r, t0);
@@ -3736,7 +3736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, via, (uint32_t)r, t0);
@@ -3762,7 +3762,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, via, (uint32_t)r, t0);
@@ -3788,7 +3788,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, via, (uint32_t)r, t0);
@@ -3814,7 +3814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmGroupedBatched)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, via, (uint32_t)r, t0);
@@ -3840,7 +3840,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmGroupedBatched_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, via, (uint32_t)r, t0);
@@ -3866,7 +3866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, via, (uint32_t)r, t0);
@@ -3892,7 +3892,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -3918,7 +3918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, via, (uint32_t)r, t0);
@@ -3944,7 +3944,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, via, (uint32_t)r, t0);
@@ -3970,7 +3970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, via, (uint32_t)r, t0);
@@ -3996,7 +3996,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, via, (uint32_t)r, t0);
@@ -4022,7 +4022,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, via, (uint32_t)r, t0);
@@ -4048,7 +4048,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -4074,7 +4074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, via, (uint32_t)r, t0);
@@ -4100,7 +4100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, via, (uint32_t)r, t0);
@@ -4126,7 +4126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, via, (uint32_t)r, t0);
@@ -4152,7 +4152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDger_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDger_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDger_v2, via, (uint32_t)r, t0);
@@ -4178,7 +4178,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDger_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, via, (uint32_t)r, t0);
@@ -4204,7 +4204,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, via, (uint32_t)r, t0);
@@ -4230,7 +4230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, via, (uint32_t)r, t0);
@@ -4256,7 +4256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, via, (uint32_t)r, t0);
@@ -4282,7 +4282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, via, (uint32_t)r, t0);
@@ -4308,7 +4308,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, via, (uint32_t)r, t0);
@@ -4334,7 +4334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, via, (uint32_t)r, t0);
@@ -4360,7 +4360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotEx)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotEx, via, (uint32_t)r, t0);
@@ -4386,7 +4386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotEx_64, via, (uint32_t)r, t0);
@@ -4412,7 +4412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotcEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotcEx)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotcEx, via, (uint32_t)r, t0);
@@ -4438,7 +4438,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDotcEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, via, (uint32_t)r, t0);
@@ -4464,7 +4464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrot_v2, via, (uint32_t)r, t0);
@@ -4490,7 +4490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, via, (uint32_t)r, t0);
@@ -4516,7 +4516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, via, (uint32_t)r, t0);
@@ -4542,7 +4542,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotm_v2)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, via, (uint32_t)r, t0);
@@ -4568,7 +4568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotm_v2_64)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, via, (uint32_t)r, t0);
@@ -4594,7 +4594,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotmg_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDrotmg_v2)))) return real(handle, d1, d2, x1, y1, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, via, (uint32_t)r, t0);
@@ -4620,7 +4620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, via, (uint32_t)r, t0);
@@ -4646,7 +4646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, via, (uint32_t)r, t0);
@@ -4672,7 +4672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDscal_v2, via, (uint32_t)r, t0);
@@ -4698,7 +4698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, via, (uint32_t)r, t0);
@@ -4724,7 +4724,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, via, (uint32_t)r, t0);
@@ -4750,7 +4750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, via, (uint32_t)r, t0);
@@ -4776,7 +4776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, via, (uint32_t)r, t0);
@@ -4802,7 +4802,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, via, (uint32_t)r, t0);
@@ -4828,7 +4828,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr_v2, via, (uint32_t)r, t0);
@@ -4854,7 +4854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDspr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, via, (uint32_t)r, t0);
@@ -4880,7 +4880,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDswap_v2, via, (uint32_t)r, t0);
@@ -4906,7 +4906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, via, (uint32_t)r, t0);
@@ -4932,7 +4932,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, via, (uint32_t)r, t0);
@@ -4958,7 +4958,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, via, (uint32_t)r, t0);
@@ -4984,7 +4984,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, via, (uint32_t)r, t0);
@@ -5010,7 +5010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, via, (uint32_t)r, t0);
@@ -5036,7 +5036,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, via, (uint32_t)r, t0);
@@ -5062,7 +5062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, via, (uint32_t)r, t0);
@@ -5088,7 +5088,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, via, (uint32_t)r, t0);
@@ -5114,7 +5114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -5140,7 +5140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, via, (uint32_t)r, t0);
@@ -5166,7 +5166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, via, (uint32_t)r, t0);
@@ -5192,7 +5192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, via, (uint32_t)r, t0);
@@ -5218,7 +5218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, via, (uint32_t)r, t0);
@@ -5244,7 +5244,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrkx, via, (uint32_t)r, t0);
@@ -5270,7 +5270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, via, (uint32_t)r, t0);
@@ -5296,7 +5296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, via, (uint32_t)r, t0);
@@ -5322,7 +5322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, via, (uint32_t)r, t0);
@@ -5348,7 +5348,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, via, (uint32_t)r, t0);
@@ -5374,7 +5374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, via, (uint32_t)r, t0);
@@ -5400,7 +5400,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, via, (uint32_t)r, t0);
@@ -5426,7 +5426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, via, (uint32_t)r, t0);
@@ -5452,7 +5452,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, via, (uint32_t)r, t0);
@@ -5478,7 +5478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, via, (uint32_t)r, t0);
@@ -5504,7 +5504,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtpttr, via, (uint32_t)r, t0);
@@ -5530,7 +5530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, via, (uint32_t)r, t0);
@@ -5556,7 +5556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, via, (uint32_t)r, t0);
@@ -5582,7 +5582,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, via, (uint32_t)r, t0);
@@ -5608,7 +5608,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, via, (uint32_t)r, t0);
@@ -5634,7 +5634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, via, (uint32_t)r, t0);
@@ -5660,7 +5660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, via, (uint32_t)r, t0);
@@ -5686,7 +5686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, via, (uint32_t)r, t0);
@@ -5712,7 +5712,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, via, (uint32_t)r, t0);
@@ -5738,7 +5738,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, via, (uint32_t)r, t0);
@@ -5764,7 +5764,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, via, (uint32_t)r, t0);
@@ -5790,7 +5790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDtrttp, via, (uint32_t)r, t0);
@@ -5816,7 +5816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDzasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, via, (uint32_t)r, t0);
@@ -5842,7 +5842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDzasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, via, (uint32_t)r, t0);
@@ -5868,7 +5868,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDznrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, via, (uint32_t)r, t0);
@@ -5894,7 +5894,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasDznrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, via, (uint32_t)r, t0);
@@ -5920,7 +5920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmBatchedEx)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, via, (uint32_t)r, t0);
@@ -5946,7 +5946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx_6
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmBatchedEx_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, via, (uint32_t)r, t0);
@@ -5972,7 +5972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx, via, (uint32_t)r, t0);
@@ -5998,7 +5998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, via, (uint32_t)r, t0);
@@ -6024,7 +6024,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmGroupedBatchedEx)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, via, (uint32_t)r, t0);
@@ -6050,7 +6050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmGroupedBatchedEx_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, via, (uint32_t)r, t0);
@@ -6076,7 +6076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmStridedBatchedEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, via, (uint32_t)r, t0);
@@ -6102,7 +6102,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGemmStridedBatchedEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via, (uint32_t)r, t0);
@@ -6128,7 +6128,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetAtomicsMode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetAtomicsMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, via, (uint32_t)r, t0);
@@ -6154,7 +6154,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cublasGetCudartVersio
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetCudartVersion)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, via, 0, t0);
@@ -6180,7 +6180,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationSpe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetEmulationSpecialValuesSupport)))) return real(handle, mask);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mask);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, via, (uint32_t)r, t0);
@@ -6206,7 +6206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationStr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetEmulationStrategy)))) return real(handle, emulationStrategy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, emulationStrategy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, via, (uint32_t)r, t0);
@@ -6232,7 +6232,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer)))) return real(handle, mantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, t0);
@@ -6258,7 +6258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset)))) return real(handle, mantissaBitOffset);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitOffset);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, t0);
@@ -6284,7 +6284,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl)))) return real(handle, mantissaControl);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaControl);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, via, (uint32_t)r, t0);
@@ -6310,7 +6310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount)))) return real(handle, maxMantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, maxMantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, t0);
@@ -6336,7 +6336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetLoggerCallba
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetLoggerCallback)))) return real(userCallback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(userCallback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, via, (uint32_t)r, t0);
@@ -6362,7 +6362,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMathMode(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMathMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMathMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMathMode, via, (uint32_t)r, t0);
@@ -6388,7 +6388,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrix)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrix, via, (uint32_t)r, t0);
@@ -6414,7 +6414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrixAsync)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, via, (uint32_t)r, t0);
@@ -6440,7 +6440,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrixAsync_64)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, via, (uint32_t)r, t0);
@@ -6466,7 +6466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetMatrix_64)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, via, (uint32_t)r, t0);
@@ -6492,7 +6492,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetPointerMode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetPointerMode_v2)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, via, (uint32_t)r, t0);
@@ -6518,7 +6518,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetProperty(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetProperty, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetProperty)))) return real(type, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(type, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetProperty, via, (uint32_t)r, t0);
@@ -6544,7 +6544,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetSmCountTarge
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetSmCountTarget)))) return real(handle, smCountTarget);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, smCountTarget);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, via, (uint32_t)r, t0);
@@ -6570,7 +6570,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusName(uin
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStatusName, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStatusName)))) return real(status);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStatusName, via, 0, t0);
@@ -6596,7 +6596,7 @@ static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusString(u
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStatusString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStatusString)))) return real(status);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStatusString, via, 0, t0);
@@ -6622,7 +6622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetStream_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetStream_v2)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, via, (uint32_t)r, t0);
@@ -6648,7 +6648,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVector, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVector)))) return real(n, elemSize, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVector, via, (uint32_t)r, t0);
@@ -6674,7 +6674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVectorAsync)))) return real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, via, (uint32_t)r, t0);
@@ -6700,7 +6700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVectorAsync_64)))) return real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, via, (uint32_t)r, t0);
@@ -6726,7 +6726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVector_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVector_64)))) return real(n, elemSize, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVector_64, via, (uint32_t)r, t0);
@@ -6752,7 +6752,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVersion_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasGetVersion_v2)))) return real(handle, version);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, via, (uint32_t)r, t0);
@@ -6778,7 +6778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIamaxEx)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIamaxEx, via, (uint32_t)r, t0);
@@ -6804,7 +6804,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIamaxEx_64)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, via, (uint32_t)r, t0);
@@ -6830,7 +6830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIaminEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIaminEx)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIaminEx, via, (uint32_t)r, t0);
@@ -6856,7 +6856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIaminEx_64)))) return real(handle, n, x, xType, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, via, (uint32_t)r, t0);
@@ -6882,7 +6882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, via, (uint32_t)r, t0);
@@ -6908,7 +6908,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, via, (uint32_t)r, t0);
@@ -6934,7 +6934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, via, (uint32_t)r, t0);
@@ -6960,7 +6960,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIcamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, via, (uint32_t)r, t0);
@@ -6986,7 +6986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, via, (uint32_t)r, t0);
@@ -7012,7 +7012,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, via, (uint32_t)r, t0);
@@ -7038,7 +7038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, via, (uint32_t)r, t0);
@@ -7064,7 +7064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIdamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, via, (uint32_t)r, t0);
@@ -7090,7 +7090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, via, (uint32_t)r, t0);
@@ -7116,7 +7116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, via, (uint32_t)r, t0);
@@ -7142,7 +7142,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, via, (uint32_t)r, t0);
@@ -7168,7 +7168,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIsamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, via, (uint32_t)r, t0);
@@ -7194,7 +7194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamax_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, via, (uint32_t)r, t0);
@@ -7220,7 +7220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamax_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, via, (uint32_t)r, t0);
@@ -7246,7 +7246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamin_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, via, (uint32_t)r, t0);
@@ -7272,7 +7272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasIzamin_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, via, (uint32_t)r, t0);
@@ -7298,7 +7298,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasLoggerConfigure
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasLoggerConfigure)))) return real(logIsOn, logToStdOut, logToStdErr, logFileName);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(logIsOn, logToStdOut, logToStdErr, logFileName);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, via, (uint32_t)r, t0);
@@ -7324,7 +7324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasNrm2Ex)))) return real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, via, (uint32_t)r, t0);
@@ -7350,7 +7350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasNrm2Ex_64)))) return real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, via, (uint32_t)r, t0);
@@ -7376,7 +7376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotEx)))) return real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotEx, via, (uint32_t)r, t0);
@@ -7402,7 +7402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotEx_64, via, (uint32_t)r, t0);
@@ -7428,7 +7428,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotgEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotgEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotgEx)))) return real(handle, a, b, abType, c, s, csType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, abType, c, s, csType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotgEx, via, (uint32_t)r, t0);
@@ -7454,7 +7454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmEx)))) return real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmEx, via, (uint32_t)r, t0);
@@ -7480,7 +7480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, via, (uint32_t)r, t0);
@@ -7506,7 +7506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmgEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasRotmgEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasRotmgEx)))) return real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasRotmgEx, via, (uint32_t)r, t0);
@@ -7532,7 +7532,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSasum_v2, via, (uint32_t)r, t0);
@@ -7558,7 +7558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, via, (uint32_t)r, t0);
@@ -7584,7 +7584,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, via, (uint32_t)r, t0);
@@ -7610,7 +7610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, via, (uint32_t)r, t0);
@@ -7636,7 +7636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScalEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScalEx)))) return real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScalEx, via, (uint32_t)r, t0);
@@ -7662,7 +7662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScalEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScalEx_64)))) return real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScalEx_64, via, (uint32_t)r, t0);
@@ -7688,7 +7688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScasum_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScasum_v2, via, (uint32_t)r, t0);
@@ -7714,7 +7714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScasum_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, via, (uint32_t)r, t0);
@@ -7740,7 +7740,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, via, (uint32_t)r, t0);
@@ -7766,7 +7766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, via, (uint32_t)r, t0);
@@ -7792,7 +7792,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScopy_v2, via, (uint32_t)r, t0);
@@ -7818,7 +7818,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasScopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, via, (uint32_t)r, t0);
@@ -7844,7 +7844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdgmm, via, (uint32_t)r, t0);
@@ -7870,7 +7870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, via, (uint32_t)r, t0);
@@ -7896,7 +7896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdot_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdot_v2, via, (uint32_t)r, t0);
@@ -7922,7 +7922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSdot_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, via, (uint32_t)r, t0);
@@ -7948,7 +7948,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetAtomicsMode(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetAtomicsMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, via, (uint32_t)r, t0);
@@ -7974,7 +7974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationSpe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetEmulationSpecialValuesSupport)))) return real(handle, mask);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mask);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, via, (uint32_t)r, t0);
@@ -8000,7 +8000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationStr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetEmulationStrategy)))) return real(handle, emulationStrategy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, emulationStrategy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, via, (uint32_t)r, t0);
@@ -8026,7 +8026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer)))) return real(handle, mantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, t0);
@@ -8052,7 +8052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset)))) return real(handle, mantissaBitOffset);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaBitOffset);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, t0);
@@ -8078,7 +8078,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl)))) return real(handle, mantissaControl);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mantissaControl);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, via, (uint32_t)r, t0);
@@ -8104,7 +8104,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEm
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount)))) return real(handle, maxMantissaBitCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, maxMantissaBitCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, t0);
@@ -8130,7 +8130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetLoggerCallba
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetLoggerCallback)))) return real(userCallback);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(userCallback);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, via, (uint32_t)r, t0);
@@ -8157,7 +8157,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMathMode(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMathMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMathMode)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMathMode, via, (uint32_t)r, t0);
@@ -8184,7 +8184,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrix)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrix, via, (uint32_t)r, t0);
@@ -8210,7 +8210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrixAsync)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, via, (uint32_t)r, t0);
@@ -8236,7 +8236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrixAsync_64)))) return real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, via, (uint32_t)r, t0);
@@ -8262,7 +8262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetMatrix_64)))) return real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, via, (uint32_t)r, t0);
@@ -8288,7 +8288,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetPointerMode_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetPointerMode_v2)))) return real(handle, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, via, (uint32_t)r, t0);
@@ -8314,7 +8314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetSmCountTarge
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetSmCountTarget)))) return real(handle, smCountTarget);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, smCountTarget);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, via, (uint32_t)r, t0);
@@ -8340,7 +8340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetStream_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetStream_v2)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, via, (uint32_t)r, t0);
@@ -8366,7 +8366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVector, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVector)))) return real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVector, via, (uint32_t)r, t0);
@@ -8392,7 +8392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVectorAsync)))) return real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, via, (uint32_t)r, t0);
@@ -8418,7 +8418,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVectorAsync_64)))) return real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, via, (uint32_t)r, t0);
@@ -8444,7 +8444,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetVector_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetVector_64)))) return real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetVector_64, via, (uint32_t)r, t0);
@@ -8470,7 +8470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetWorkspace_v2
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSetWorkspace_v2)))) return real(handle, workspace, workspaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, workspace, workspaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, via, (uint32_t)r, t0);
@@ -8496,7 +8496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, via, (uint32_t)r, t0);
@@ -8522,7 +8522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, via, (uint32_t)r, t0);
@@ -8548,7 +8548,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeam, via, (uint32_t)r, t0);
@@ -8574,7 +8574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeam_64, via, (uint32_t)r, t0);
@@ -8600,7 +8600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, via, (uint32_t)r, t0);
@@ -8626,7 +8626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, via, (uint32_t)r, t0);
@@ -8652,7 +8652,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, via, (uint32_t)r, t0);
@@ -8678,7 +8678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmEx)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmEx, via, (uint32_t)r, t0);
@@ -8704,7 +8704,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmEx_64)))) return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, via, (uint32_t)r, t0);
@@ -8730,7 +8730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmGroupedBatched)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, via, (uint32_t)r, t0);
@@ -8756,7 +8756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmGroupedBatched_64)))) return real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, via, (uint32_t)r, t0);
@@ -8782,7 +8782,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, via, (uint32_t)r, t0);
@@ -8808,7 +8808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -8834,7 +8834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, via, (uint32_t)r, t0);
@@ -8860,7 +8860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, via, (uint32_t)r, t0);
@@ -8886,7 +8886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, via, (uint32_t)r, t0);
@@ -8912,7 +8912,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, via, (uint32_t)r, t0);
@@ -8938,7 +8938,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, via, (uint32_t)r, t0);
@@ -8964,7 +8964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -8990,7 +8990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, via, (uint32_t)r, t0);
@@ -9016,7 +9016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, via, (uint32_t)r, t0);
@@ -9042,7 +9042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, via, (uint32_t)r, t0);
@@ -9068,7 +9068,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSger_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSger_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSger_v2, via, (uint32_t)r, t0);
@@ -9094,7 +9094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSger_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, via, (uint32_t)r, t0);
@@ -9120,7 +9120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, via, (uint32_t)r, t0);
@@ -9146,7 +9146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, via, (uint32_t)r, t0);
@@ -9172,7 +9172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, via, (uint32_t)r, t0);
@@ -9198,7 +9198,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, via, (uint32_t)r, t0);
@@ -9224,7 +9224,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSnrm2_v2)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, via, (uint32_t)r, t0);
@@ -9250,7 +9250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSnrm2_v2_64)))) return real(handle, n, x, incx, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, via, (uint32_t)r, t0);
@@ -9276,7 +9276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrot_v2, via, (uint32_t)r, t0);
@@ -9302,7 +9302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, via, (uint32_t)r, t0);
@@ -9328,7 +9328,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, via, (uint32_t)r, t0);
@@ -9354,7 +9354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotm_v2)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, via, (uint32_t)r, t0);
@@ -9380,7 +9380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotm_v2_64)))) return real(handle, n, x, incx, y, incy, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, via, (uint32_t)r, t0);
@@ -9406,7 +9406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotmg_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSrotmg_v2)))) return real(handle, d1, d2, x1, y1, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, via, (uint32_t)r, t0);
@@ -9432,7 +9432,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, via, (uint32_t)r, t0);
@@ -9458,7 +9458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, via, (uint32_t)r, t0);
@@ -9484,7 +9484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSscal_v2, via, (uint32_t)r, t0);
@@ -9510,7 +9510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, via, (uint32_t)r, t0);
@@ -9536,7 +9536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, via, (uint32_t)r, t0);
@@ -9562,7 +9562,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, via, (uint32_t)r, t0);
@@ -9588,7 +9588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, via, (uint32_t)r, t0);
@@ -9614,7 +9614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, via, (uint32_t)r, t0);
@@ -9640,7 +9640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr_v2, via, (uint32_t)r, t0);
@@ -9666,7 +9666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSspr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, via, (uint32_t)r, t0);
@@ -9692,7 +9692,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSswap_v2, via, (uint32_t)r, t0);
@@ -9718,7 +9718,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, via, (uint32_t)r, t0);
@@ -9744,7 +9744,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, via, (uint32_t)r, t0);
@@ -9770,7 +9770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, via, (uint32_t)r, t0);
@@ -9796,7 +9796,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, via, (uint32_t)r, t0);
@@ -9822,7 +9822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, via, (uint32_t)r, t0);
@@ -9848,7 +9848,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, via, (uint32_t)r, t0);
@@ -9874,7 +9874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, via, (uint32_t)r, t0);
@@ -9900,7 +9900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, via, (uint32_t)r, t0);
@@ -9926,7 +9926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -9952,7 +9952,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, via, (uint32_t)r, t0);
@@ -9978,7 +9978,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, via, (uint32_t)r, t0);
@@ -10004,7 +10004,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, via, (uint32_t)r, t0);
@@ -10030,7 +10030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, via, (uint32_t)r, t0);
@@ -10056,7 +10056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrkx, via, (uint32_t)r, t0);
@@ -10082,7 +10082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, via, (uint32_t)r, t0);
@@ -10108,7 +10108,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, via, (uint32_t)r, t0);
@@ -10134,7 +10134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, via, (uint32_t)r, t0);
@@ -10160,7 +10160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, via, (uint32_t)r, t0);
@@ -10186,7 +10186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, via, (uint32_t)r, t0);
@@ -10212,7 +10212,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, via, (uint32_t)r, t0);
@@ -10238,7 +10238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, via, (uint32_t)r, t0);
@@ -10264,7 +10264,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, via, (uint32_t)r, t0);
@@ -10290,7 +10290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, via, (uint32_t)r, t0);
@@ -10316,7 +10316,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStpttr, via, (uint32_t)r, t0);
@@ -10342,7 +10342,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, via, (uint32_t)r, t0);
@@ -10368,7 +10368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, via, (uint32_t)r, t0);
@@ -10394,7 +10394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, via, (uint32_t)r, t0);
@@ -10420,7 +10420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, via, (uint32_t)r, t0);
@@ -10446,7 +10446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, via, (uint32_t)r, t0);
@@ -10472,7 +10472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, via, (uint32_t)r, t0);
@@ -10498,7 +10498,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, via, (uint32_t)r, t0);
@@ -10524,7 +10524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, via, (uint32_t)r, t0);
@@ -10550,7 +10550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, via, (uint32_t)r, t0);
@@ -10576,7 +10576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, via, (uint32_t)r, t0);
@@ -10602,7 +10602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasStrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasStrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasStrttp, via, (uint32_t)r, t0);
@@ -10628,7 +10628,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSwapEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSwapEx)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSwapEx, via, (uint32_t)r, t0);
@@ -10654,7 +10654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasSwapEx_64)))) return real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, via, (uint32_t)r, t0);
@@ -10680,7 +10680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasUint8gemmBias(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasUint8gemmBias)))) return real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, via, (uint32_t)r, t0);
@@ -10706,7 +10706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZaxpy_v2)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, via, (uint32_t)r, t0);
@@ -10732,7 +10732,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZaxpy_v2_64)))) return real(handle, n, alpha, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, via, (uint32_t)r, t0);
@@ -10758,7 +10758,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZcopy_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, via, (uint32_t)r, t0);
@@ -10784,7 +10784,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZcopy_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, via, (uint32_t)r, t0);
@@ -10810,7 +10810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdgmm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdgmm)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdgmm, via, (uint32_t)r, t0);
@@ -10836,7 +10836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdgmm_64)))) return real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, via, (uint32_t)r, t0);
@@ -10862,7 +10862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotc_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, via, (uint32_t)r, t0);
@@ -10888,7 +10888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotc_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, via, (uint32_t)r, t0);
@@ -10914,7 +10914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotu_v2)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, via, (uint32_t)r, t0);
@@ -10940,7 +10940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdotu_v2_64)))) return real(handle, n, x, incx, y, incy, result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, via, (uint32_t)r, t0);
@@ -10966,7 +10966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, via, (uint32_t)r, t0);
@@ -10992,7 +10992,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, via, (uint32_t)r, t0);
@@ -11018,7 +11018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, via, (uint32_t)r, t0);
@@ -11044,7 +11044,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZdscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, via, (uint32_t)r, t0);
@@ -11070,7 +11070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgbmv_v2)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, via, (uint32_t)r, t0);
@@ -11096,7 +11096,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgbmv_v2_64)))) return real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, via, (uint32_t)r, t0);
@@ -11122,7 +11122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeam, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeam)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeam, via, (uint32_t)r, t0);
@@ -11148,7 +11148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam_64(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeam_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeam_64)))) return real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeam_64, via, (uint32_t)r, t0);
@@ -11174,7 +11174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgelsBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgelsBatched)))) return real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, via, (uint32_t)r, t0);
@@ -11200,7 +11200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm3m)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm3m, via, (uint32_t)r, t0);
@@ -11226,7 +11226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm3m_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, via, (uint32_t)r, t0);
@@ -11252,7 +11252,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmBatched)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, via, (uint32_t)r, t0);
@@ -11278,7 +11278,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, via, (uint32_t)r, t0);
@@ -11304,7 +11304,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmStridedBatched)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, via, (uint32_t)r, t0);
@@ -11330,7 +11330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemmStridedBatched_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, via, (uint32_t)r, t0);
@@ -11356,7 +11356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm_v2)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, via, (uint32_t)r, t0);
@@ -11382,7 +11382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemm_v2_64)))) return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, via, (uint32_t)r, t0);
@@ -11408,7 +11408,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvBatched)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, via, (uint32_t)r, t0);
@@ -11434,7 +11434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvBatched_64)))) return real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, via, (uint32_t)r, t0);
@@ -11460,7 +11460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvStridedBatched)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, via, (uint32_t)r, t0);
@@ -11486,7 +11486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBat
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemvStridedBatched_64)))) return real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, via, (uint32_t)r, t0);
@@ -11512,7 +11512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemv_v2)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, via, (uint32_t)r, t0);
@@ -11538,7 +11538,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgemv_v2_64)))) return real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, via, (uint32_t)r, t0);
@@ -11564,7 +11564,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeqrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeqrfBatched)))) return real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, via, (uint32_t)r, t0);
@@ -11590,7 +11590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgerc_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, via, (uint32_t)r, t0);
@@ -11616,7 +11616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgerc_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, via, (uint32_t)r, t0);
@@ -11642,7 +11642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeru_v2)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, via, (uint32_t)r, t0);
@@ -11668,7 +11668,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgeru_v2_64)))) return real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, via, (uint32_t)r, t0);
@@ -11694,7 +11694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrfBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetrfBatched)))) return real(handle, n, A, lda, P, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, via, (uint32_t)r, t0);
@@ -11720,7 +11720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetriBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetriBatched)))) return real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, via, (uint32_t)r, t0);
@@ -11746,7 +11746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrsBatched(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZgetrsBatched)))) return real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, via, (uint32_t)r, t0);
@@ -11772,7 +11772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhbmv_v2)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, via, (uint32_t)r, t0);
@@ -11798,7 +11798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhbmv_v2_64)))) return real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, via, (uint32_t)r, t0);
@@ -11824,7 +11824,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, via, (uint32_t)r, t0);
@@ -11850,7 +11850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, via, (uint32_t)r, t0);
@@ -11876,7 +11876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, via, (uint32_t)r, t0);
@@ -11902,7 +11902,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhemv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, via, (uint32_t)r, t0);
@@ -11928,7 +11928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2_v2, via, (uint32_t)r, t0);
@@ -11954,7 +11954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, via, (uint32_t)r, t0);
@@ -11980,7 +11980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, via, (uint32_t)r, t0);
@@ -12006,7 +12006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, via, (uint32_t)r, t0);
@@ -12032,7 +12032,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher_v2, via, (uint32_t)r, t0);
@@ -12058,7 +12058,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZher_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, via, (uint32_t)r, t0);
@@ -12084,7 +12084,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherk_v2, via, (uint32_t)r, t0);
@@ -12110,7 +12110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, via, (uint32_t)r, t0);
@@ -12136,7 +12136,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherkx, via, (uint32_t)r, t0);
@@ -12162,7 +12162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZherkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZherkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZherkx_64, via, (uint32_t)r, t0);
@@ -12188,7 +12188,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpmv_v2)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, via, (uint32_t)r, t0);
@@ -12214,7 +12214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpmv_v2_64)))) return real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, via, (uint32_t)r, t0);
@@ -12240,7 +12240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, via, (uint32_t)r, t0);
@@ -12266,7 +12266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, via, (uint32_t)r, t0);
@@ -12292,7 +12292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr_v2)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, via, (uint32_t)r, t0);
@@ -12318,7 +12318,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZhpr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, via, (uint32_t)r, t0);
@@ -12344,7 +12344,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZmatinvBatched(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZmatinvBatched)))) return real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, via, (uint32_t)r, t0);
@@ -12370,7 +12370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrot_v2)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrot_v2, via, (uint32_t)r, t0);
@@ -12396,7 +12396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrot_v2_64)))) return real(handle, n, x, incx, y, incy, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, via, (uint32_t)r, t0);
@@ -12422,7 +12422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrotg_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZrotg_v2)))) return real(handle, a, b, c, s);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, a, b, c, s);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, via, (uint32_t)r, t0);
@@ -12448,7 +12448,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZscal_v2)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZscal_v2, via, (uint32_t)r, t0);
@@ -12474,7 +12474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZscal_v2_64)))) return real(handle, n, alpha, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, alpha, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, via, (uint32_t)r, t0);
@@ -12500,7 +12500,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZswap_v2)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZswap_v2, via, (uint32_t)r, t0);
@@ -12526,7 +12526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZswap_v2_64)))) return real(handle, n, x, incx, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, n, x, incx, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, via, (uint32_t)r, t0);
@@ -12552,7 +12552,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymm_v2)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, via, (uint32_t)r, t0);
@@ -12578,7 +12578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymm_v2_64)))) return real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, via, (uint32_t)r, t0);
@@ -12604,7 +12604,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymv_v2)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, via, (uint32_t)r, t0);
@@ -12630,7 +12630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsymv_v2_64)))) return real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, via, (uint32_t)r, t0);
@@ -12656,7 +12656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2_v2)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, via, (uint32_t)r, t0);
@@ -12682,7 +12682,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2_v2_64)))) return real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, via, (uint32_t)r, t0);
@@ -12708,7 +12708,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2k_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, via, (uint32_t)r, t0);
@@ -12734,7 +12734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2_64(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr2k_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, via, (uint32_t)r, t0);
@@ -12760,7 +12760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr_v2)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, via, (uint32_t)r, t0);
@@ -12786,7 +12786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2_64(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyr_v2_64)))) return real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, via, (uint32_t)r, t0);
@@ -12812,7 +12812,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrk_v2)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, via, (uint32_t)r, t0);
@@ -12838,7 +12838,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrk_v2_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, via, (uint32_t)r, t0);
@@ -12864,7 +12864,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrkx)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrkx, via, (uint32_t)r, t0);
@@ -12890,7 +12890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx_64(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZsyrkx_64)))) return real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, via, (uint32_t)r, t0);
@@ -12916,7 +12916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbmv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, via, (uint32_t)r, t0);
@@ -12942,7 +12942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbmv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, via, (uint32_t)r, t0);
@@ -12968,7 +12968,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbsv_v2)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, via, (uint32_t)r, t0);
@@ -12994,7 +12994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtbsv_v2_64)))) return real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, via, (uint32_t)r, t0);
@@ -13020,7 +13020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpmv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, via, (uint32_t)r, t0);
@@ -13046,7 +13046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpmv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, via, (uint32_t)r, t0);
@@ -13072,7 +13072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpsv_v2)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, via, (uint32_t)r, t0);
@@ -13098,7 +13098,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpsv_v2_64)))) return real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, via, (uint32_t)r, t0);
@@ -13124,7 +13124,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpttr(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtpttr, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtpttr)))) return real(handle, uplo, n, AP, A, lda);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtpttr, via, (uint32_t)r, t0);
@@ -13150,7 +13150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, via, (uint32_t)r, t0);
@@ -13176,7 +13176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, via, (uint32_t)r, t0);
@@ -13202,7 +13202,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, via, (uint32_t)r, t0);
@@ -13228,7 +13228,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrmv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, via, (uint32_t)r, t0);
@@ -13254,7 +13254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsmBatched)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, via, (uint32_t)r, t0);
@@ -13280,7 +13280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched_64
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsmBatched_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, via, (uint32_t)r, t0);
@@ -13306,7 +13306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsm_v2)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, via, (uint32_t)r, t0);
@@ -13332,7 +13332,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsm_v2_64)))) return real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, via, (uint32_t)r, t0);
@@ -13358,7 +13358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsv_v2)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, via, (uint32_t)r, t0);
@@ -13384,7 +13384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2_64(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrsv_v2_64)))) return real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, via, (uint32_t)r, t0);
@@ -13410,7 +13410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrttp(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cublas, CS_CUBLAS_cublasZtrttp, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUBLAS_cublasZtrttp)))) return real(handle, uplo, n, A, lda, AP);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasZtrttp, via, (uint32_t)r, t0);

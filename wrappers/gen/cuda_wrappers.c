@@ -474,7 +474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v2(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v2)))) return real(pctx, flags, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via, (uint32_t)r, t0);
@@ -494,7 +494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v3(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v3)))) return real(pctx, paramsArray, numParams, flags, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, paramsArray, numParams, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v3, via, (uint32_t)r, t0);
@@ -514,7 +514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxCreate_v4(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxCreate_v4)))) return real(pctx, ctxCreateParams, flags, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, ctxCreateParams, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via, (uint32_t)r, t0);
@@ -1086,7 +1086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize, via, (uint32_t)r, t0);
@@ -1107,7 +1107,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuCtxSynchronize_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuCtxSynchronize_v2)))) return real(ctx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via, (uint32_t)r, t0);
@@ -1242,7 +1242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceComputeCapabi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceComputeCapability)))) return real(major, minor, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(major, minor, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceComputeCapability, via, (uint32_t)r, t0);
@@ -1263,7 +1263,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGet(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGet, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGet)))) return real(device, ordinal);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(device, ordinal);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGet, via, (uint32_t)r, t0);
@@ -1324,7 +1324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetCount(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetCount)))) return real(count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetCount, via, (uint32_t)r, t0);
@@ -1479,7 +1479,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetName(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetName, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetName)))) return real(name, len, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(name, len, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetName, via, (uint32_t)r, t0);
@@ -1614,7 +1614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetUuid, via, (uint32_t)r, t0);
@@ -1634,7 +1634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceGetUuid_v2(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceGetUuid_v2)))) return real(uuid, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(uuid, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2, via, (uint32_t)r, t0);
@@ -1768,7 +1768,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDevicePrimaryCtxRet
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDevicePrimaryCtxRetain)))) return real(pctx, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(pctx, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via, (uint32_t)r, t0);
@@ -1903,7 +1903,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDeviceTotalMem_v2(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDeviceTotalMem_v2)))) return real(bytes, dev);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(bytes, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2, via, (uint32_t)r, t0);
@@ -1944,7 +1944,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuDriverGetVersion(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuDriverGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuDriverGetVersion)))) return real(driverVersion);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(driverVersion);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDriverGetVersion, via, (uint32_t)r, t0);
@@ -2156,7 +2156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuEventSynchronize(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuEventSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuEventSynchronize)))) return real(hEvent);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(hEvent);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuEventSynchronize, via, (uint32_t)r, t0);
@@ -2482,7 +2482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuGetExportTable(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuGetExportTable, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuGetExportTable)))) return real(ppExportTable, pExportTableId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ppExportTable, pExportTableId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuGetExportTable, via, (uint32_t)r, t0);
@@ -4642,7 +4642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuInit(uint8_t via, v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuInit, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuInit)))) return real(Flags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuInit, via, (uint32_t)r, t0);
@@ -5288,7 +5288,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadData(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadData)))) return real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadData, via, (uint32_t)r, t0);
@@ -5310,7 +5310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLibraryLoadFromFile
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLibraryLoadFromFile)))) return real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile, via, (uint32_t)r, t0);
@@ -5372,7 +5372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddData_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddData_v2)))) return real(state, type, data, size, name, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(state, type, data, size, name, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddData_v2, via, (uint32_t)r, t0);
@@ -5415,7 +5415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuLinkAddFile_v2(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuLinkAddFile_v2)))) return real(state, type, path, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(state, type, path, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuLinkAddFile_v2, via, (uint32_t)r, t0);
@@ -9181,7 +9181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleGetLoadingMod
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleGetLoadingMode)))) return real(mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode, via, (uint32_t)r, t0);
@@ -9241,7 +9241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoad(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoad, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoad)))) return real(module, fname);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, fname);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoad, via, (uint32_t)r, t0);
@@ -9263,7 +9263,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadData(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadData)))) return real(module, image);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, image);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadData, via, (uint32_t)r, t0);
@@ -9285,7 +9285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadDataEx(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadDataEx)))) return real(module, image, numOptions, options, optionValues);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, image, numOptions, options, optionValues);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadDataEx, via, (uint32_t)r, t0);
@@ -9307,7 +9307,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuModuleLoadFatBinary
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuModuleLoadFatBinary)))) return real(module, fatCubin);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(module, fatCubin);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary, via, (uint32_t)r, t0);
@@ -10773,7 +10773,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize, via, (uint32_t)r, t0);
@@ -10795,7 +10795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cuStreamSynchronize_p
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDA_cuStreamSynchronize_ptsz)))) return real(hStream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(hStream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz, via, (uint32_t)r, t0);

@@ -16,7 +16,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationBackwa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnActivationBackward)))) return real(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnActivationBackward, via, (uint32_t)r, t0);
@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnActivationForwar
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnActivationForward)))) return real(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnActivationForward, via, (uint32_t)r, t0);
@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAddTensor(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnAddTensor)))) return real(handle, alpha, aDesc, A, beta, cDesc, C);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, alpha, aDesc, A, beta, cDesc, C);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnAddTensor, via, (uint32_t)r, t0);
@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnAdvVersionCheck(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnAdvVersionCheck)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck, via, (uint32_t)r, t0);
@@ -121,7 +121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendCreateDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendCreateDescriptor)))) return real(descriptorType, descriptor);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(descriptorType, descriptor);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor, via, (uint32_t)r, t0);
@@ -148,7 +148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendDestroyDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendDestroyDescriptor)))) return real(descriptor);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(descriptor);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor, via, (uint32_t)r, t0);
@@ -175,7 +175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendExecute(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendExecute)))) return real(handle, executionPlan, variantPack);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, executionPlan, variantPack);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendExecute, via, (uint32_t)r, t0);
@@ -203,7 +203,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendFinalize(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendFinalize)))) return real(descriptor);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(descriptor);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize, via, (uint32_t)r, t0);
@@ -230,7 +230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendGetAttrib
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendGetAttribute)))) return real(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute, via, (uint32_t)r, t0);
@@ -256,7 +256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendInitializ
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendInitialize)))) return real(descriptor);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(descriptor);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize, via, (uint32_t)r, t0);
@@ -282,7 +282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendPopulateC
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendPopulateCudaGraph)))) return real(handle, executionPlan, variantPack, graph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, executionPlan, variantPack, graph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph, via, (uint32_t)r, t0);
@@ -308,7 +308,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendSetAttrib
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendSetAttribute)))) return real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute, via, (uint32_t)r, t0);
@@ -334,7 +334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBackendUpdateCud
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBackendUpdateCudaGraph)))) return real(handle, executionPlan, variantPack, graph);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, executionPlan, variantPack, graph);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph, via, (uint32_t)r, t0);
@@ -360,7 +360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationBackward)))) return real(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward, via, (uint32_t)r, t0);
@@ -386,7 +386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationBackwardEx)))) return real(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx, via, (uint32_t)r, t0);
@@ -412,7 +412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationForwardInference)))) return real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference, via, (uint32_t)r, t0);
@@ -438,7 +438,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationForwardTraining)))) return real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining, via, (uint32_t)r, t0);
@@ -464,7 +464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBatchNormalizati
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx)))) return real(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, via, (uint32_t)r, t0);
@@ -490,7 +490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnBuildRNNDynamic(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnBuildRNNDynamic)))) return real(handle, rnnDesc, miniBatch);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rnnDesc, miniBatch);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic, via, (uint32_t)r, t0);
@@ -516,7 +516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCTCLoss)))) return real(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCTCLoss, via, (uint32_t)r, t0);
@@ -542,7 +542,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCTCLoss_v8)))) return real(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8, via, (uint32_t)r, t0);
@@ -568,7 +568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCnnVersionCheck(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCnnVersionCheck)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck, via, (uint32_t)r, t0);
@@ -594,7 +594,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackw
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBackwardBias)))) return real(handle, alpha, dyDesc, dy, beta, dbDesc, db);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, alpha, dyDesc, dy, beta, dbDesc, db);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias, via, (uint32_t)r, t0);
@@ -620,7 +620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackw
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBackwardData)))) return real(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData, via, (uint32_t)r, t0);
@@ -646,7 +646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBackw
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBackwardFilter)))) return real(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter, via, (uint32_t)r, t0);
@@ -672,7 +672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionBiasA
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionBiasActivationForward)))) return real(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward, via, (uint32_t)r, t0);
@@ -698,7 +698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnConvolutionForwa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnConvolutionForward)))) return real(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward, via, (uint32_t)r, t0);
@@ -725,7 +725,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreate(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreate, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreate)))) return real(handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreate, via, (uint32_t)r, t0);
@@ -752,7 +752,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateActivation
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateActivationDescriptor)))) return real(activationDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(activationDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor, via, (uint32_t)r, t0);
@@ -778,7 +778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateAttnDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateAttnDescriptor)))) return real(attnDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(attnDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor, via, (uint32_t)r, t0);
@@ -804,7 +804,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateCTCLossDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateCTCLossDescriptor)))) return real(ctcLossDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor, via, (uint32_t)r, t0);
@@ -830,7 +830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateConvolutio
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateConvolutionDescriptor)))) return real(convDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor, via, (uint32_t)r, t0);
@@ -856,7 +856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateDropoutDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateDropoutDescriptor)))) return real(dropoutDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(dropoutDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor, via, (uint32_t)r, t0);
@@ -882,7 +882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFilterDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFilterDescriptor)))) return real(filterDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(filterDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor, via, (uint32_t)r, t0);
@@ -908,7 +908,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsCo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFusedOpsConstParamPack)))) return real(constPack, ops);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(constPack, ops);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, via, (uint32_t)r, t0);
@@ -934,7 +934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsPl
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFusedOpsPlan)))) return real(plan, ops);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(plan, ops);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan, via, (uint32_t)r, t0);
@@ -960,7 +960,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateFusedOpsVa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateFusedOpsVariantParamPack)))) return real(varPack, ops);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(varPack, ops);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, via, (uint32_t)r, t0);
@@ -986,7 +986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateLRNDescrip
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateLRNDescriptor)))) return real(normDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(normDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor, via, (uint32_t)r, t0);
@@ -1012,7 +1012,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateOpTensorDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateOpTensorDescriptor)))) return real(opTensorDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(opTensorDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor, via, (uint32_t)r, t0);
@@ -1038,7 +1038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreatePoolingDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreatePoolingDescriptor)))) return real(poolingDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor, via, (uint32_t)r, t0);
@@ -1064,7 +1064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDataDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateRNNDataDescriptor)))) return real(rnnDataDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDataDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor, via, (uint32_t)r, t0);
@@ -1090,7 +1090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateRNNDescrip
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateRNNDescriptor)))) return real(rnnDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor, via, (uint32_t)r, t0);
@@ -1116,7 +1116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateReduceTens
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateReduceTensorDescriptor)))) return real(reduceTensorDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(reduceTensorDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor, via, (uint32_t)r, t0);
@@ -1142,7 +1142,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSeqDataDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateSeqDataDescriptor)))) return real(seqDataDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(seqDataDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor, via, (uint32_t)r, t0);
@@ -1168,7 +1168,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateSpatialTra
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateSpatialTransformerDescriptor)))) return real(stDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(stDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, via, (uint32_t)r, t0);
@@ -1194,7 +1194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateTensorDescriptor)))) return real(tensorDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor, via, (uint32_t)r, t0);
@@ -1220,7 +1220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnCreateTensorTran
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnCreateTensorTransformDescriptor)))) return real(transformDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor, via, (uint32_t)r, t0);
@@ -1246,7 +1246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveBNTensorDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDeriveBNTensorDescriptor)))) return real(derivedBnDesc, xDesc, mode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(derivedBnDesc, xDesc, mode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor, via, (uint32_t)r, t0);
@@ -1272,7 +1272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDeriveNormTensor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDeriveNormTensorDescriptor)))) return real(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor, via, (uint32_t)r, t0);
@@ -1298,7 +1298,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroy(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroy)))) return real(handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroy, via, (uint32_t)r, t0);
@@ -1324,7 +1324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyActivatio
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyActivationDescriptor)))) return real(activationDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(activationDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor, via, (uint32_t)r, t0);
@@ -1350,7 +1350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyAttnDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyAttnDescriptor)))) return real(attnDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(attnDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor, via, (uint32_t)r, t0);
@@ -1376,7 +1376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyCTCLossDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyCTCLossDescriptor)))) return real(ctcLossDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor, via, (uint32_t)r, t0);
@@ -1402,7 +1402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyConvoluti
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyConvolutionDescriptor)))) return real(convDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor, via, (uint32_t)r, t0);
@@ -1428,7 +1428,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyDropoutDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyDropoutDescriptor)))) return real(dropoutDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(dropoutDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor, via, (uint32_t)r, t0);
@@ -1454,7 +1454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFilterDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFilterDescriptor)))) return real(filterDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(filterDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor, via, (uint32_t)r, t0);
@@ -1480,7 +1480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsC
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFusedOpsConstParamPack)))) return real(constPack);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(constPack);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, via, (uint32_t)r, t0);
@@ -1506,7 +1506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsP
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFusedOpsPlan)))) return real(plan);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(plan);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan, via, (uint32_t)r, t0);
@@ -1532,7 +1532,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyFusedOpsV
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack)))) return real(varPack);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(varPack);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, via, (uint32_t)r, t0);
@@ -1558,7 +1558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyLRNDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyLRNDescriptor)))) return real(lrnDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(lrnDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor, via, (uint32_t)r, t0);
@@ -1584,7 +1584,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyOpTensorD
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyOpTensorDescriptor)))) return real(opTensorDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(opTensorDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor, via, (uint32_t)r, t0);
@@ -1610,7 +1610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyPoolingDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyPoolingDescriptor)))) return real(poolingDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor, via, (uint32_t)r, t0);
@@ -1636,7 +1636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDataDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyRNNDataDescriptor)))) return real(rnnDataDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDataDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor, via, (uint32_t)r, t0);
@@ -1662,7 +1662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyRNNDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyRNNDescriptor)))) return real(rnnDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor, via, (uint32_t)r, t0);
@@ -1688,7 +1688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyReduceTen
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyReduceTensorDescriptor)))) return real(reduceTensorDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(reduceTensorDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, via, (uint32_t)r, t0);
@@ -1714,7 +1714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySeqDataDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroySeqDataDescriptor)))) return real(seqDataDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(seqDataDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor, via, (uint32_t)r, t0);
@@ -1740,7 +1740,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroySpatialTr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroySpatialTransformerDescriptor)))) return real(stDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(stDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, via, (uint32_t)r, t0);
@@ -1766,7 +1766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyTensorDescriptor)))) return real(tensorDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor, via, (uint32_t)r, t0);
@@ -1792,7 +1792,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDestroyTensorTra
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDestroyTensorTransformDescriptor)))) return real(transformDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, via, (uint32_t)r, t0);
@@ -1818,7 +1818,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormaliz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDivisiveNormalizationBackward)))) return real(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward, via, (uint32_t)r, t0);
@@ -1844,7 +1844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDivisiveNormaliz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDivisiveNormalizationForward)))) return real(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward, via, (uint32_t)r, t0);
@@ -1870,7 +1870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutBackward(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutBackward)))) return real(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward, via, (uint32_t)r, t0);
@@ -1896,7 +1896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutForward(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutForward)))) return real(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDropoutForward, via, (uint32_t)r, t0);
@@ -1922,7 +1922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetReserv
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutGetReserveSpaceSize)))) return real(xdesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(xdesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, via, (uint32_t)r, t0);
@@ -1948,7 +1948,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnDropoutGetStates
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnDropoutGetStatesSize)))) return real(handle, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize, via, (uint32_t)r, t0);
@@ -1974,7 +1974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm)))) return real(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, via, (uint32_t)r, t0);
@@ -2000,7 +2000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx)))) return real(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, via, (uint32_t)r, t0);
@@ -2026,7 +2026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm)))) return real(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, via, (uint32_t)r, t0);
@@ -2052,7 +2052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx)))) return real(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, via, (uint32_t)r, t0);
@@ -2078,7 +2078,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionF
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionForwardAlgorithm)))) return real(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, via, (uint32_t)r, t0);
@@ -2104,7 +2104,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFindConvolutionF
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx)))) return real(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, via, (uint32_t)r, t0);
@@ -2130,7 +2130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnFusedOpsExecute(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnFusedOpsExecute)))) return real(handle, plan, varPack);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, plan, varPack);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute, via, (uint32_t)r, t0);
@@ -2156,7 +2156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetActivationDescriptor)))) return real(activationDesc, mode, reluNanOpt, coef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor, via, (uint32_t)r, t0);
@@ -2182,7 +2182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetActivationDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetActivationDescriptorSwishBeta)))) return real(activationDesc, swish_beta);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(activationDesc, swish_beta);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, via, (uint32_t)r, t0);
@@ -2208,7 +2208,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetAttnDescripto
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetAttnDescriptor)))) return real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor, via, (uint32_t)r, t0);
@@ -2234,7 +2234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormaliz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize)))) return real(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, via, (uint32_t)r, t0);
@@ -2260,7 +2260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormaliz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize)))) return real(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, via, (uint32_t)r, t0);
@@ -2286,7 +2286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetBatchNormaliz
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize)))) return real(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, via, (uint32_t)r, t0);
@@ -2312,7 +2312,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptor)))) return real(ctcLossDesc, compType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor, via, (uint32_t)r, t0);
@@ -2338,7 +2338,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptorEx)))) return real(ctcLossDesc, compType, normMode, gradMode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx, via, (uint32_t)r, t0);
@@ -2364,7 +2364,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptor_v8)))) return real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, via, (uint32_t)r, t0);
@@ -2390,7 +2390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossDescriptor_v9)))) return real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, via, (uint32_t)r, t0);
@@ -2416,7 +2416,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorksp
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossWorkspaceSize)))) return real(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, via, (uint32_t)r, t0);
@@ -2442,7 +2442,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCTCLossWorksp
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8)))) return real(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, via, (uint32_t)r, t0);
@@ -2468,7 +2468,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetCallback(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCallback)))) return real(mask, udata, fptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(mask, udata, fptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCallback, via, (uint32_t)r, t0);
@@ -2494,7 +2494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2d
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolution2dDescriptor)))) return real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor, via, (uint32_t)r, t0);
@@ -2520,7 +2520,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolution2d
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolution2dForwardOutputDim)))) return real(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, via, (uint32_t)r, t0);
@@ -2546,7 +2546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount)))) return real(handle, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, via, (uint32_t)r, t0);
@@ -2572,7 +2572,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7)))) return real(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, via, (uint32_t)r, t0);
@@ -2598,7 +2598,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize)))) return real(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, via, (uint32_t)r, t0);
@@ -2624,7 +2624,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount)))) return real(handle, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, via, (uint32_t)r, t0);
@@ -2650,7 +2650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7)))) return real(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, via, (uint32_t)r, t0);
@@ -2676,7 +2676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionBa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize)))) return real(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, via, (uint32_t)r, t0);
@@ -2702,7 +2702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionFo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount)))) return real(handle, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, via, (uint32_t)r, t0);
@@ -2728,7 +2728,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionFo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7)))) return real(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, via, (uint32_t)r, t0);
@@ -2754,7 +2754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionFo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize)))) return real(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, via, (uint32_t)r, t0);
@@ -2780,7 +2780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionGr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionGroupCount)))) return real(convDesc, groupCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, groupCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount, via, (uint32_t)r, t0);
@@ -2806,7 +2806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionMa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionMathType)))) return real(convDesc, mathType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, mathType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType, via, (uint32_t)r, t0);
@@ -2832,7 +2832,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionNdDescriptor)))) return real(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor, via, (uint32_t)r, t0);
@@ -2858,7 +2858,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionNd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim)))) return real(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, via, (uint32_t)r, t0);
@@ -2884,7 +2884,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetConvolutionRe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetConvolutionReorderType)))) return real(convDesc, reorderType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, reorderType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType, via, (uint32_t)r, t0);
@@ -2910,7 +2910,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetCudartVersion
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetCudartVersion)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion, via, 0, t0);
@@ -2936,7 +2936,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetDropoutDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetDropoutDescriptor)))) return real(dropoutDesc, handle, dropout, states, seed);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(dropoutDesc, handle, dropout, states, seed);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor, via, (uint32_t)r, t0);
@@ -2962,7 +2962,7 @@ static inline __attribute__((always_inline)) void * cs_w_cudnnGetErrorString(uin
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetErrorString)))) return real(status);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(status);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetErrorString, via, 0, t0);
@@ -2988,7 +2988,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilter4dDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFilter4dDescriptor)))) return real(filterDesc, dataType, format, k, c, h, w);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor, via, (uint32_t)r, t0);
@@ -3014,7 +3014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterNdDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFilterNdDescriptor)))) return real(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor, via, (uint32_t)r, t0);
@@ -3040,7 +3040,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFilterSizeInB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFilterSizeInBytes)))) return real(filterDesc, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(filterDesc, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes, via, (uint32_t)r, t0);
@@ -3066,7 +3066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFoldedConvBac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors)))) return real(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, via, (uint32_t)r, t0);
@@ -3092,7 +3092,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsConst
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute)))) return real(constPack, paramLabel, param, isNULL);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(constPack, paramLabel, param, isNULL);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, via, (uint32_t)r, t0);
@@ -3118,7 +3118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetFusedOpsVaria
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute)))) return real(varPack, paramLabel, ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(varPack, paramLabel, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, via, (uint32_t)r, t0);
@@ -3144,7 +3144,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetLRNDescriptor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetLRNDescriptor)))) return real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor, via, (uint32_t)r, t0);
@@ -3170,7 +3170,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetMaxDeviceVers
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetMaxDeviceVersion)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion, via, 0, t0);
@@ -3196,7 +3196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetMultiHeadAttnBuffers)))) return real(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, via, (uint32_t)r, t0);
@@ -3222,7 +3222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetMultiHeadAttn
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetMultiHeadAttnWeights)))) return real(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights, via, (uint32_t)r, t0);
@@ -3248,7 +3248,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalization
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize)))) return real(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, via, (uint32_t)r, t0);
@@ -3274,7 +3274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalization
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize)))) return real(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, via, (uint32_t)r, t0);
@@ -3300,7 +3300,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetNormalization
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize)))) return real(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, via, (uint32_t)r, t0);
@@ -3326,7 +3326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetOpTensorDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetOpTensorDescriptor)))) return real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor, via, (uint32_t)r, t0);
@@ -3352,7 +3352,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPooling2dDescriptor)))) return real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor, via, (uint32_t)r, t0);
@@ -3378,7 +3378,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPooling2dForw
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPooling2dForwardOutputDim)))) return real(poolingDesc, inputTensorDesc, n, c, h, w);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc, inputTensorDesc, n, c, h, w);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, via, (uint32_t)r, t0);
@@ -3404,7 +3404,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPoolingNdDescriptor)))) return real(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor, via, (uint32_t)r, t0);
@@ -3430,7 +3430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetPoolingNdForw
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetPoolingNdForwardOutputDim)))) return real(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, via, (uint32_t)r, t0);
@@ -3456,7 +3456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetProperty(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetProperty)))) return real(type, value);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(type, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetProperty, via, (uint32_t)r, t0);
@@ -3482,7 +3482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDataDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNDataDescriptor)))) return real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor, via, (uint32_t)r, t0);
@@ -3508,7 +3508,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNDescriptor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNDescriptor_v8)))) return real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8, via, (uint32_t)r, t0);
@@ -3534,7 +3534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNTempSpaceS
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNTempSpaceSizes)))) return real(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes, via, (uint32_t)r, t0);
@@ -3560,7 +3560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightPara
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNWeightParams)))) return real(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams, via, (uint32_t)r, t0);
@@ -3586,7 +3586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetRNNWeightSpac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetRNNWeightSpaceSize)))) return real(handle, rnnDesc, weightSpaceSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rnnDesc, weightSpaceSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize, via, (uint32_t)r, t0);
@@ -3612,7 +3612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReduceTensorD
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetReduceTensorDescriptor)))) return real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor, via, (uint32_t)r, t0);
@@ -3638,7 +3638,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionIndi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetReductionIndicesSize)))) return real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize, via, (uint32_t)r, t0);
@@ -3664,7 +3664,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetReductionWork
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetReductionWorkspaceSize)))) return real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize, via, (uint32_t)r, t0);
@@ -3690,7 +3690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetSeqDataDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetSeqDataDescriptor)))) return real(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor, via, (uint32_t)r, t0);
@@ -3716,7 +3716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetStream(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetStream, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetStream)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetStream, via, (uint32_t)r, t0);
@@ -3742,7 +3742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensor4dDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensor4dDescriptor)))) return real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor, via, (uint32_t)r, t0);
@@ -3768,7 +3768,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorNdDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensorNdDescriptor)))) return real(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor, via, (uint32_t)r, t0);
@@ -3794,7 +3794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorSizeInB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensorSizeInBytes)))) return real(tensorDesc, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes, via, (uint32_t)r, t0);
@@ -3820,7 +3820,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGetTensorTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetTensorTransformDescriptor)))) return real(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor, via, (uint32_t)r, t0);
@@ -3846,7 +3846,7 @@ static inline __attribute__((always_inline)) uint64_t cs_w_cudnnGetVersion(uint8
     if (cs_unlikely(!real)) { cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion, via); return (uint64_t){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGetVersion)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetVersion, via, 0, t0);
@@ -3872,7 +3872,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnGraphVersionChec
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnGraphVersionCheck)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck, via, (uint32_t)r, t0);
@@ -3898,7 +3898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnIm2Col(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnIm2Col)))) return real(handle, xDesc, x, wDesc, convDesc, colBuffer);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, xDesc, x, wDesc, convDesc, colBuffer);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnIm2Col, via, (uint32_t)r, t0);
@@ -3924,7 +3924,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnInitTransformDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnInitTransformDest)))) return real(transformDesc, srcDesc, destDesc, destSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc, srcDesc, destDesc, destSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest, via, (uint32_t)r, t0);
@@ -3950,7 +3950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelB
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnLRNCrossChannelBackward)))) return real(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward, via, (uint32_t)r, t0);
@@ -3976,7 +3976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnLRNCrossChannelF
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnLRNCrossChannelForward)))) return real(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward, via, (uint32_t)r, t0);
@@ -4002,7 +4002,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMakeFusedOpsPlan
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMakeFusedOpsPlan)))) return real(handle, plan, constPack, workspaceSizeInBytes);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, plan, constPack, workspaceSizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan, via, (uint32_t)r, t0);
@@ -4028,7 +4028,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMultiHeadAttnBackwardData)))) return real(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData, via, (uint32_t)r, t0);
@@ -4054,7 +4054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnBac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMultiHeadAttnBackwardWeights)))) return real(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, via, (uint32_t)r, t0);
@@ -4080,7 +4080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnMultiHeadAttnFor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnMultiHeadAttnForward)))) return real(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward, via, (uint32_t)r, t0);
@@ -4106,7 +4106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationBac
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnNormalizationBackward)))) return real(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward, via, (uint32_t)r, t0);
@@ -4132,7 +4132,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationFor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnNormalizationForwardInference)))) return real(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference, via, (uint32_t)r, t0);
@@ -4158,7 +4158,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnNormalizationFor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnNormalizationForwardTraining)))) return real(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining, via, (uint32_t)r, t0);
@@ -4184,7 +4184,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpTensor(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnOpTensor)))) return real(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnOpTensor, via, (uint32_t)r, t0);
@@ -4210,7 +4210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnOpsVersionCheck(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnOpsVersionCheck)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck, via, (uint32_t)r, t0);
@@ -4236,7 +4236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingBackward(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnPoolingBackward)))) return real(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward, via, (uint32_t)r, t0);
@@ -4262,7 +4262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnPoolingForward(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnPoolingForward)))) return real(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnPoolingForward, via, (uint32_t)r, t0);
@@ -4288,7 +4288,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnQueryRuntimeErro
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnQueryRuntimeError)))) return real(handle, rstatus, mode, tag);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rstatus, mode, tag);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError, via, (uint32_t)r, t0);
@@ -4314,7 +4314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardData_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNBackwardData_v8)))) return real(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8, via, (uint32_t)r, t0);
@@ -4340,7 +4340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNBackwardWeigh
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNBackwardWeights_v8)))) return real(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8, via, (uint32_t)r, t0);
@@ -4366,7 +4366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNForward(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNForward)))) return real(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRNNForward, via, (uint32_t)r, t0);
@@ -4392,7 +4392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v8(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNGetClip_v8)))) return real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8, via, (uint32_t)r, t0);
@@ -4418,7 +4418,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNGetClip_v9(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNGetClip_v9)))) return real(rnnDesc, clipMode, lclip, rclip);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9, via, (uint32_t)r, t0);
@@ -4444,7 +4444,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v8(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNSetClip_v8)))) return real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8, via, (uint32_t)r, t0);
@@ -4470,7 +4470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRNNSetClip_v9(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRNNSetClip_v9)))) return real(rnnDesc, clipMode, lclip, rclip);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9, via, (uint32_t)r, t0);
@@ -4496,7 +4496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReduceTensor(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnReduceTensor)))) return real(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnReduceTensor, via, (uint32_t)r, t0);
@@ -4522,7 +4522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnReorderFilterAnd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnReorderFilterAndBias)))) return real(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias, via, (uint32_t)r, t0);
@@ -4548,7 +4548,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnRestoreDropoutDe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnRestoreDropoutDescriptor)))) return real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor, via, (uint32_t)r, t0);
@@ -4574,7 +4574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnScaleTensor(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnScaleTensor)))) return real(handle, yDesc, y, alpha);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, yDesc, y, alpha);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnScaleTensor, via, (uint32_t)r, t0);
@@ -4600,7 +4600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetActivationDescriptor)))) return real(activationDesc, mode, reluNanOpt, coef);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor, via, (uint32_t)r, t0);
@@ -4626,7 +4626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetActivationDes
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetActivationDescriptorSwishBeta)))) return real(activationDesc, swish_beta);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(activationDesc, swish_beta);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, via, (uint32_t)r, t0);
@@ -4652,7 +4652,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetAttnDescripto
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetAttnDescriptor)))) return real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor, via, (uint32_t)r, t0);
@@ -4678,7 +4678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptor)))) return real(ctcLossDesc, compType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor, via, (uint32_t)r, t0);
@@ -4704,7 +4704,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptorEx)))) return real(ctcLossDesc, compType, normMode, gradMode);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx, via, (uint32_t)r, t0);
@@ -4730,7 +4730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptor_v8)))) return real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, via, (uint32_t)r, t0);
@@ -4756,7 +4756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCTCLossDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCTCLossDescriptor_v9)))) return real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, via, (uint32_t)r, t0);
@@ -4782,7 +4782,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetCallback(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetCallback)))) return real(mask, udata, fptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(mask, udata, fptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetCallback, via, (uint32_t)r, t0);
@@ -4808,7 +4808,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolution2d
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolution2dDescriptor)))) return real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor, via, (uint32_t)r, t0);
@@ -4834,7 +4834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionGr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionGroupCount)))) return real(convDesc, groupCount);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, groupCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount, via, (uint32_t)r, t0);
@@ -4860,7 +4860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionMa
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionMathType)))) return real(convDesc, mathType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, mathType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType, via, (uint32_t)r, t0);
@@ -4886,7 +4886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionNd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionNdDescriptor)))) return real(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor, via, (uint32_t)r, t0);
@@ -4912,7 +4912,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetConvolutionRe
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetConvolutionReorderType)))) return real(convDesc, reorderType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(convDesc, reorderType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType, via, (uint32_t)r, t0);
@@ -4938,7 +4938,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetDropoutDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetDropoutDescriptor)))) return real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor, via, (uint32_t)r, t0);
@@ -4964,7 +4964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilter4dDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFilter4dDescriptor)))) return real(filterDesc, dataType, format, k, c, h, w);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor, via, (uint32_t)r, t0);
@@ -4990,7 +4990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFilterNdDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFilterNdDescriptor)))) return real(filterDesc, dataType, format, nbDims, filterDimA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(filterDesc, dataType, format, nbDims, filterDimA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor, via, (uint32_t)r, t0);
@@ -5016,7 +5016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsConst
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute)))) return real(constPack, paramLabel, param);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(constPack, paramLabel, param);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, via, (uint32_t)r, t0);
@@ -5042,7 +5042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetFusedOpsVaria
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute)))) return real(varPack, paramLabel, ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(varPack, paramLabel, ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, via, (uint32_t)r, t0);
@@ -5068,7 +5068,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetLRNDescriptor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetLRNDescriptor)))) return real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor, via, (uint32_t)r, t0);
@@ -5094,7 +5094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetOpTensorDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetOpTensorDescriptor)))) return real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor, via, (uint32_t)r, t0);
@@ -5120,7 +5120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPooling2dDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetPooling2dDescriptor)))) return real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor, via, (uint32_t)r, t0);
@@ -5146,7 +5146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetPoolingNdDesc
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetPoolingNdDescriptor)))) return real(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor, via, (uint32_t)r, t0);
@@ -5172,7 +5172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDataDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetRNNDataDescriptor)))) return real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor, via, (uint32_t)r, t0);
@@ -5198,7 +5198,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetRNNDescriptor
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetRNNDescriptor_v8)))) return real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8, via, (uint32_t)r, t0);
@@ -5224,7 +5224,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetReduceTensorD
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetReduceTensorDescriptor)))) return real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor, via, (uint32_t)r, t0);
@@ -5250,7 +5250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSeqDataDescri
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetSeqDataDescriptor)))) return real(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor, via, (uint32_t)r, t0);
@@ -5276,7 +5276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetSpatialTransf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor)))) return real(stDesc, samplerType, dataType, nbDims, dimA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(stDesc, samplerType, dataType, nbDims, dimA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, via, (uint32_t)r, t0);
@@ -5302,7 +5302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetStream(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetStream, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetStream)))) return real(handle, streamId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, streamId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetStream, via, (uint32_t)r, t0);
@@ -5328,7 +5328,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensor)))) return real(handle, yDesc, y, valuePtr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, yDesc, y, valuePtr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetTensor, via, (uint32_t)r, t0);
@@ -5354,7 +5354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensor4dDescriptor)))) return real(tensorDesc, format, dataType, n, c, h, w);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc, format, dataType, n, c, h, w);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor, via, (uint32_t)r, t0);
@@ -5380,7 +5380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensor4dDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensor4dDescriptorEx)))) return real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx, via, (uint32_t)r, t0);
@@ -5406,7 +5406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensorNdDescriptor)))) return real(tensorDesc, dataType, nbDims, dimA, strideA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc, dataType, nbDims, dimA, strideA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor, via, (uint32_t)r, t0);
@@ -5432,7 +5432,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorNdDescr
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensorNdDescriptorEx)))) return real(tensorDesc, format, dataType, nbDims, dimA);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(tensorDesc, format, dataType, nbDims, dimA);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx, via, (uint32_t)r, t0);
@@ -5458,7 +5458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSetTensorTransfo
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSetTensorTransformDescriptor)))) return real(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor, via, (uint32_t)r, t0);
@@ -5484,7 +5484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxBackward(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSoftmaxBackward)))) return real(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward, via, (uint32_t)r, t0);
@@ -5510,7 +5510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSoftmaxForward(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSoftmaxForward)))) return real(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward, via, (uint32_t)r, t0);
@@ -5536,7 +5536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGen
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfGridGeneratorBackward)))) return real(handle, stDesc, dgrid, dtheta);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, stDesc, dgrid, dtheta);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, via, (uint32_t)r, t0);
@@ -5562,7 +5562,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfGridGen
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfGridGeneratorForward)))) return real(handle, stDesc, theta, grid);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, stDesc, theta, grid);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, via, (uint32_t)r, t0);
@@ -5588,7 +5588,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSampler
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfSamplerBackward)))) return real(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward, via, (uint32_t)r, t0);
@@ -5614,7 +5614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnSpatialTfSampler
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnSpatialTfSamplerForward)))) return real(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward, via, (uint32_t)r, t0);
@@ -5640,7 +5640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformFilter(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnTransformFilter)))) return real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnTransformFilter, via, (uint32_t)r, t0);
@@ -5666,7 +5666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensor(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnTransformTensor)))) return real(handle, alpha, xDesc, x, beta, yDesc, y);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, alpha, xDesc, x, beta, yDesc, y);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnTransformTensor, via, (uint32_t)r, t0);
@@ -5692,7 +5692,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_cudnnTransformTensorE
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx, via);
     if (cs_unlikely(!(t = cs_enter(CS_CUDNN_cudnnTransformTensorEx)))) return real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx, via, (uint32_t)r, t0);

@@ -18,7 +18,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllGather(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAllGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAllGather)))) return real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclAllGather, via, (uint32_t)r, t0);
@@ -40,7 +40,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAllReduce(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAllReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAllReduce)))) return real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclAllReduce, via, (uint32_t)r, t0);
@@ -61,7 +61,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclAlltoAll(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclAlltoAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclAlltoAll)))) return real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclAlltoAll, via, (uint32_t)r, t0);
@@ -81,7 +81,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclBcast(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclBcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclBcast)))) return real(buff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclBcast, via, (uint32_t)r, t0);
@@ -102,7 +102,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclBroadcast(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclBroadcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclBroadcast)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclBroadcast, via, (uint32_t)r, t0);
@@ -124,7 +124,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommAbort(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommAbort, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommAbort)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommAbort, via, (uint32_t)r, t0);
@@ -145,7 +145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCount(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommCount)))) return real(comm, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommCount, via, (uint32_t)r, t0);
@@ -165,7 +165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommCuDevice(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommCuDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommCuDevice)))) return real(comm, device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommCuDevice, via, (uint32_t)r, t0);
@@ -185,7 +185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDeregister(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommDeregister)))) return real(comm, handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommDeregister, via, (uint32_t)r, t0);
@@ -206,7 +206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommDestroy(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommDestroy)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommDestroy, via, (uint32_t)r, t0);
@@ -227,7 +227,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommFinalize(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommFinalize)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommFinalize, via, (uint32_t)r, t0);
@@ -248,7 +248,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommGetAsyncError
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommGetAsyncError)))) return real(comm, asyncError);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, asyncError);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommGetAsyncError, via, (uint32_t)r, t0);
@@ -269,7 +269,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitAll(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitAll)))) return real(comm, ndev, devlist);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, ndev, devlist);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitAll, via, (uint32_t)r, t0);
@@ -290,7 +290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRank(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRank)))) return real(comm, nranks, commId, rank);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitRank, via, (uint32_t)r, t0);
@@ -312,7 +312,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankConfi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRankConfig)))) return real(comm, nranks, commId, rank, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitRankConfig, via, (uint32_t)r, t0);
@@ -333,7 +333,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommInitRankScala
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommInitRankScalable)))) return real(newcomm, nranks, myrank, nId, commIds, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(newcomm, nranks, myrank, nId, commIds, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommInitRankScalable, via, (uint32_t)r, t0);
@@ -353,7 +353,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRegister(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommRegister)))) return real(comm, buff, size, handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, buff, size, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommRegister, via, (uint32_t)r, t0);
@@ -373,7 +373,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommRevoke(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommRevoke, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommRevoke)))) return real(comm, revokeFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, revokeFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommRevoke, via, (uint32_t)r, t0);
@@ -393,7 +393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommShrink(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommShrink, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommShrink)))) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommShrink, via, (uint32_t)r, t0);
@@ -414,7 +414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommSplit(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommSplit, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommSplit)))) return real(comm, color, key, newcomm, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, color, key, newcomm, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommSplit, via, (uint32_t)r, t0);
@@ -435,7 +435,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommUserRank(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommUserRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommUserRank)))) return real(comm, rank);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommUserRank, via, (uint32_t)r, t0);
@@ -455,7 +455,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowDeregis
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommWindowDeregister)))) return real(comm, win);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, win);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommWindowDeregister, via, (uint32_t)r, t0);
@@ -475,7 +475,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclCommWindowRegiste
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclCommWindowRegister)))) return real(comm, buff, size, win, winFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, buff, size, win, winFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclCommWindowRegister, via, (uint32_t)r, t0);
@@ -495,7 +495,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGather(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGather)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGather, via, (uint32_t)r, t0);
@@ -515,7 +515,7 @@ static inline __attribute__((always_inline)) void * cs_w_ncclGetErrorString(uint
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_ncclGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetErrorString)))) return real(result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetErrorString, via, 0, t0);
@@ -535,7 +535,7 @@ static inline __attribute__((always_inline)) void * cs_w_ncclGetLastError(uint8_
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_ncclGetLastError, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetLastError)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetLastError, via, 0, t0);
@@ -555,7 +555,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetUniqueId(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGetUniqueId, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetUniqueId)))) return real(uniqueId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(uniqueId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetUniqueId, via, (uint32_t)r, t0);
@@ -575,7 +575,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGetVersion(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGetVersion)))) return real(version);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGetVersion, via, (uint32_t)r, t0);
@@ -595,7 +595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupEnd(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupEnd)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGroupEnd, via, (uint32_t)r, t0);
@@ -615,7 +615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupSimulateEnd(
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupSimulateEnd)))) return real(simInfo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(simInfo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd, via, (uint32_t)r, t0);
@@ -635,7 +635,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclGroupStart(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclGroupStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclGroupStart)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclGroupStart, via, (uint32_t)r, t0);
@@ -655,7 +655,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemAlloc(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclMemAlloc)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclMemAlloc, via, (uint32_t)r, t0);
@@ -675,7 +675,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclMemFree(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclMemFree)))) return real(ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclMemFree, via, (uint32_t)r, t0);
@@ -696,7 +696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRecv(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRecv, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRecv)))) return real(recvbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(recvbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclRecv, via, (uint32_t)r, t0);
@@ -717,7 +717,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpCreatePreMul
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRedOpCreatePreMulSum)))) return real(op, scalar, datatype, residence, comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(op, scalar, datatype, residence, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum, via, (uint32_t)r, t0);
@@ -737,7 +737,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclRedOpDestroy(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclRedOpDestroy)))) return real(op, comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(op, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclRedOpDestroy, via, (uint32_t)r, t0);
@@ -758,7 +758,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduce(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclReduce)))) return real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclReduce, via, (uint32_t)r, t0);
@@ -780,7 +780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclReduceScatter(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclReduceScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclReduceScatter)))) return real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclReduceScatter, via, (uint32_t)r, t0);
@@ -801,7 +801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclScatter(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclScatter)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclScatter, via, (uint32_t)r, t0);
@@ -822,7 +822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_ncclSend(uint8_t via,
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_ncclSend, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_ncclSend)))) return real(sendbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_ncclSend, via, (uint32_t)r, t0);
@@ -844,7 +844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllGather(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAllGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAllGather)))) return real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclAllGather, via, (uint32_t)r, t0);
@@ -866,7 +866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAllReduce(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAllReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAllReduce)))) return real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclAllReduce, via, (uint32_t)r, t0);
@@ -887,7 +887,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclAlltoAll(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclAlltoAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclAlltoAll)))) return real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclAlltoAll, via, (uint32_t)r, t0);
@@ -907,7 +907,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclBcast(uint8_t vi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclBcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclBcast)))) return real(buff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclBcast, via, (uint32_t)r, t0);
@@ -928,7 +928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclBroadcast(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclBroadcast, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclBroadcast)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclBroadcast, via, (uint32_t)r, t0);
@@ -950,7 +950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommAbort(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommAbort, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommAbort)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommAbort, via, (uint32_t)r, t0);
@@ -971,7 +971,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCount(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommCount, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommCount)))) return real(comm, count);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, count);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommCount, via, (uint32_t)r, t0);
@@ -991,7 +991,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommCuDevice(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommCuDevice, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommCuDevice)))) return real(comm, device);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, device);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommCuDevice, via, (uint32_t)r, t0);
@@ -1011,7 +1011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDeregister(u
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommDeregister)))) return real(comm, handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommDeregister, via, (uint32_t)r, t0);
@@ -1032,7 +1032,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommDestroy(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommDestroy)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommDestroy, via, (uint32_t)r, t0);
@@ -1053,7 +1053,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommFinalize(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommFinalize, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommFinalize)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommFinalize, via, (uint32_t)r, t0);
@@ -1074,7 +1074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommGetAsyncErro
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommGetAsyncError)))) return real(comm, asyncError);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, asyncError);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommGetAsyncError, via, (uint32_t)r, t0);
@@ -1095,7 +1095,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitAll(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitAll, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitAll)))) return real(comm, ndev, devlist);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, ndev, devlist);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitAll, via, (uint32_t)r, t0);
@@ -1116,7 +1116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRank(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRank)))) return real(comm, nranks, commId, rank);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitRank, via, (uint32_t)r, t0);
@@ -1138,7 +1138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankConf
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRankConfig)))) return real(comm, nranks, commId, rank, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, nranks, commId, rank, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitRankConfig, via, (uint32_t)r, t0);
@@ -1159,7 +1159,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommInitRankScal
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommInitRankScalable)))) return real(newcomm, nranks, myrank, nId, commIds, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(newcomm, nranks, myrank, nId, commIds, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommInitRankScalable, via, (uint32_t)r, t0);
@@ -1179,7 +1179,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRegister(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommRegister)))) return real(comm, buff, size, handle);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, buff, size, handle);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommRegister, via, (uint32_t)r, t0);
@@ -1199,7 +1199,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommRevoke(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommRevoke, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommRevoke)))) return real(comm, revokeFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, revokeFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommRevoke, via, (uint32_t)r, t0);
@@ -1219,7 +1219,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommShrink(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommShrink, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommShrink)))) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommShrink, via, (uint32_t)r, t0);
@@ -1240,7 +1240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommSplit(uint8_
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommSplit, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommSplit)))) return real(comm, color, key, newcomm, config);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, color, key, newcomm, config);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommSplit, via, (uint32_t)r, t0);
@@ -1261,7 +1261,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommUserRank(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommUserRank, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommUserRank)))) return real(comm, rank);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, rank);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommUserRank, via, (uint32_t)r, t0);
@@ -1281,7 +1281,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowDeregi
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommWindowDeregister)))) return real(comm, win);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, win);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommWindowDeregister, via, (uint32_t)r, t0);
@@ -1301,7 +1301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclCommWindowRegist
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclCommWindowRegister)))) return real(comm, buff, size, win, winFlags);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(comm, buff, size, win, winFlags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclCommWindowRegister, via, (uint32_t)r, t0);
@@ -1321,7 +1321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGather(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGather, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGather)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGather, via, (uint32_t)r, t0);
@@ -1341,7 +1341,7 @@ static inline __attribute__((always_inline)) void * cs_w_pncclGetErrorString(uin
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_pncclGetErrorString, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetErrorString)))) return real(result);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(result);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetErrorString, via, 0, t0);
@@ -1361,7 +1361,7 @@ static inline __attribute__((always_inline)) void * cs_w_pncclGetLastError(uint8
     if (cs_unlikely(!real)) { cs_missing(&cs_api_nccl, CS_NCCL_pncclGetLastError, via); return (void *){0}; }
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetLastError)))) return real(comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     void * r = real(comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetLastError, via, 0, t0);
@@ -1381,7 +1381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetUniqueId(uint
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGetUniqueId, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetUniqueId)))) return real(uniqueId);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(uniqueId);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetUniqueId, via, (uint32_t)r, t0);
@@ -1401,7 +1401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGetVersion(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGetVersion, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGetVersion)))) return real(version);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(version);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGetVersion, via, (uint32_t)r, t0);
@@ -1421,7 +1421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupEnd(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupEnd)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGroupEnd, via, (uint32_t)r, t0);
@@ -1441,7 +1441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupSimulateEnd
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupSimulateEnd)))) return real(simInfo);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(simInfo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd, via, (uint32_t)r, t0);
@@ -1461,7 +1461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclGroupStart(uint8
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclGroupStart, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclGroupStart)))) return real();
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclGroupStart, via, (uint32_t)r, t0);
@@ -1481,7 +1481,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemAlloc(uint8_t
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclMemAlloc, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclMemAlloc)))) return real(ptr, size);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ptr, size);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclMemAlloc, via, (uint32_t)r, t0);
@@ -1501,7 +1501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclMemFree(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclMemFree, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclMemFree)))) return real(ptr);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(ptr);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclMemFree, via, (uint32_t)r, t0);
@@ -1522,7 +1522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRecv(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRecv, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRecv)))) return real(recvbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(recvbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclRecv, via, (uint32_t)r, t0);
@@ -1543,7 +1543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpCreatePreMu
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRedOpCreatePreMulSum)))) return real(op, scalar, datatype, residence, comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(op, scalar, datatype, residence, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum, via, (uint32_t)r, t0);
@@ -1563,7 +1563,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclRedOpDestroy(uin
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclRedOpDestroy)))) return real(op, comm);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(op, comm);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclRedOpDestroy, via, (uint32_t)r, t0);
@@ -1584,7 +1584,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduce(uint8_t v
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclReduce, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclReduce)))) return real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclReduce, via, (uint32_t)r, t0);
@@ -1606,7 +1606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclReduceScatter(ui
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclReduceScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclReduceScatter)))) return real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclReduceScatter, via, (uint32_t)r, t0);
@@ -1627,7 +1627,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclScatter(uint8_t 
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclScatter, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclScatter)))) return real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclScatter, via, (uint32_t)r, t0);
@@ -1648,7 +1648,7 @@ static inline __attribute__((always_inline)) uint32_t cs_w_pncclSend(uint8_t via
     if (cs_unlikely(!real)) return (uint32_t)cs_missing(&cs_api_nccl, CS_NCCL_pncclSend, via);
     if (cs_unlikely(!(t = cs_enter(CS_NCCL_pncclSend)))) return real(sendbuff, count, datatype, peer, comm, stream);
     uint64_t t0 = cs_ticks();
-    t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
+    if (t->depth == 1) t->enter_ts = t0;  /* a call that can block: for the hang watchdog */
     uint32_t r = real(sendbuff, count, datatype, peer, comm, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_nccl, CS_NCCL_pncclSend, via, (uint32_t)r, t0);
