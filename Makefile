@@ -27,7 +27,7 @@ FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
 CLI_HDR := $(wildcard tools/cli/*.h) shim/fatbin.h shim/image_explain.h shim/reference_data.h
 
-.PHONY: all check asan bench bench-smoke demo regen regen-tables install clean fuzz
+.PHONY: all check check-real asan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
@@ -61,6 +61,12 @@ $(BUILD)/fakes/libcuda.so.1: $(FAKE_SRC) tests/fakes/fake_cuda.h
 
 check: all
 	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" tests/run-tests.sh
+
+# NVIDIA's real driver (535) and CUDA 11.8 stack from Debian's non-free archive, fetched into a
+# cache (never installed), then the real-stack suite. `make check` runs it too when the cache exists.
+check-real: all
+	tests/realstack/fetch.sh >/dev/null
+	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" bash tests/t_21_realstack.sh
 
 # The whole suite against a sanitizer build of the shim (ASan + UBSan).
 asan:

@@ -85,10 +85,13 @@ static void min_driver_text(char *out, size_t cap, int cuda, int exact, const ch
 
 /* --- 1. driver too old for a runtime ------------------------------------------------------- */
 
+static int exiting;  /* the last scan: say what is known, complete or not */
+
 static void too_old(const char *who_path, int needs, const char *how)
 {
     int have = known_driver_version();
     if (!have || needs / 1000 <= have / 1000) return;
+    if (!driver_lib() && !exiting) return;  /* the scanner has not named the driver's file yet: it will */
     char need_c[16], have_t[128], mins[160], summary[1024], fix[1024], ev[2048];
     const char *lin, *win;
     cuda_text(need_c, sizeof need_c, needs);
@@ -141,6 +144,8 @@ void cs_diagnose_driver_version(int version)
 
 /* --- 2. errors 803 and 804 ----------------------------------------------------------------- */
 
+static int _Atomic no_device;  /* 100 from cuInit, or -1 for a count of 0 */
+
 /* cuInit's result is evidence; the rule runs after the next scan (it names the driver's file). */
 static int _Atomic init_failure;
 
@@ -148,13 +153,75 @@ void cs_diagnose_init_result(int result)
 {
     if (result == 0) { cs_cuda_initialised = 1; return; }
     int zero = 0;
+    if (result == 100 && atomic_compare_exchange_strong(&no_device, &zero, 100)) cs_scan_request();
+    zero = 0;
     if (atomic_compare_exchange_strong(&init_failure, &zero, result)) cs_scan_request();
+}
+
+/* --- no GPU at all: cuInit 100, or a device count of 0 ------------------------------------ */
+
+
+void cs_diagnose_device_count(int count)
+{
+    int zero = 0;
+    if (count == 0 && atomic_compare_exchange_strong(&no_device, &zero, -1)) cs_scan_request();
+}
+
+static void check_no_gpu(void)
+{
+    int how = atomic_load(&no_device);
+    if (!how) return;
+    const struct cs_library *d = driver_lib();
+    const char *kmod = cs_kernel_module_version();
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    int hidden = cvd && (!*cvd || !strcmp(cvd, "-1") || !strcmp(cvd, "none") || !strcmp(cvd, "NoDevFiles"));
+    char drv[160], summary[2048], fix[1024], ev[2048], cvd_text[160];
+    driver_text(drv, sizeof drv);
+    if (cvd) snprintf(cvd_text, sizeof cvd_text, "CUDA_VISIBLE_DEVICES is \"%.100s\"", cvd);
+    else snprintf(cvd_text, sizeof cvd_text, "CUDA_VISIBLE_DEVICES is unset");
+    const char *what = how == 100 ? "cuInit returned CUDA_ERROR_NO_DEVICE (100)" : "the driver counts 0 devices";
+    if (!kmod)
+        snprintf(summary, sizeof summary,
+                 "found no GPU: %s; the NVIDIA kernel module is not loaded (%s is absent or unreadable); %s; the "
+                 "user-space driver is %s; load the kernel module or run where a GPU is attached",
+                 what, cs_cfg.driver_version_file, cvd_text, drv);
+    else
+        snprintf(summary, sizeof summary,
+                 "found no GPU: %s; the NVIDIA kernel module %s is loaded; %s; the user-space driver is %s; %s",
+                 what, kmod, cvd_text, drv,
+                 hidden ? "CUDA_VISIBLE_DEVICES hides every GPU: unset it or list the GPUs to use"
+                        : "the process cannot reach a GPU (check nvidia-smi, and /dev/nvidia* inside a container)");
+    if (hidden)
+        snprintf(fix, sizeof fix, "Unset CUDA_VISIBLE_DEVICES, or set it to the GPUs this job should use (e.g. 0).");
+    else if (!kmod)
+        snprintf(fix, sizeof fix,
+                 "Load the NVIDIA kernel module (modprobe nvidia, or reboot after a driver install), or, in a "
+                 "container, run with the GPUs passed in (docker run --gpus all; Kubernetes: request nvidia.com/gpu).");
+    else
+        snprintf(fix, sizeof fix,
+                 "Run nvidia-smi: if it lists no GPU, the GPU is not attached or has fallen off the bus; if it does, "
+                 "give the process access to /dev/nvidia* (container device nodes, cgroup rules).");
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char code[16];
+    snprintf(code, sizeof code, "%d", how == 100 ? 100 : 0);
+    cs_put(&b, "{");
+    put_kv(&b, how == 100 ? "cuInit" : "device_count", code, &first);
+    put_kv(&b, "kernel_module", kmod, &first);
+    put_kv(&b, "kernel_module_file", cs_cfg.driver_version_file, &first);
+    put_kv(&b, "cuda_visible_devices", cvd, &first);
+    put_kv(&b, "libcuda_path", d ? d->path : NULL, &first);
+    put_kv(&b, "libcuda_version", d && d->file_version[0] ? d->file_version : NULL, &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    cs_finding("no-gpu-visible", CS_ERROR, "no-gpu", summary, fix, ev);
 }
 
 static void check_init_result(void)
 {
+    check_no_gpu();
     int result = atomic_load(&init_failure);
-    if (!result) return;
+    if (!result || result == 100) return;
     const struct cs_library *d = driver_lib();
     const char *kmod = cs_kernel_module_version();
     const char *ver = d && d->file_version[0] ? d->file_version : "of unknown version";
@@ -312,7 +379,9 @@ static void check_majors(void)
     /* A static runtime inside a library (NCCL, cuBLAS, a framework) that asks for another major. */
     for (int i = 0; i < nruntimes; i++) {
         const struct cs_library *l = cs_library_of_path(runtimes[i].caller);
-        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework"))
+        /* The version a lookup names is that function's ABI version, not the runtime's: only the
+         * highest, and only a newer major than the loaded runtime's, says something. */
+        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework") && runtimes[i].cuda / 1000 > runtime / 1000)
             major_mismatch(l, runtimes[i].cuda, runtime, rt_path, "the CUDA version its runtime asks the driver for");
     }
 }
@@ -343,7 +412,7 @@ static void note_runtime(const char *caller, int cuda)
     const struct cs_library *l = cs_library_of_path(caller);
     cs_put(&b, "{\"type\":\"runtime\",\"caller\":"); cs_put_str(&b, caller);
     cs_put(&b, ",\"cuda_version\":"); cs_put_i64(&b, cuda);
-    cs_put(&b, ",\"static\":"); cs_put(&b, l && !strcmp(l->kind, "cudart") ? "false" : "true");
+    cs_put(&b, ",\"static\":"); cs_put(&b, (l && !strcmp(l->kind, "cudart")) || !strncmp(base_name(caller), "libcudart", 9) ? "false" : "true");
     cs_put(&b, "}\n");
     cs_write_line(line, b.len);
 }
@@ -531,6 +600,44 @@ void cs_diagnose_dlerror(const char *msg)
         cs_finding("missing-symbol", CS_ERROR, sym, summary, fix, ev);
         return;
     }
+    /* "/x/libcublas.so.13: version `libcublasLt.so.13' not found (required by /x/libcublas.so.13)":
+     * the copy at /x (the first path) lacks a whole version node the requester was linked against. */
+    const char *vn = strstr(msg, ": version `");
+    if (vn) {
+        char lib[PATH_MAX], node[256], req[PATH_MAX] = "";
+        snprintf(lib, sizeof lib, "%.*s", (int)(vn - msg), msg);
+        const char *n0 = vn + strlen(": version `"), *n1 = strchr(n0, '\'');
+        if (!n1) return;
+        snprintf(node, sizeof node, "%.*s", (int)(n1 - n0), n0);
+        const char *r0 = strstr(n1, "(required by ");
+        if (r0) {
+            r0 += strlen("(required by ");
+            const char *r1 = strrchr(r0, ')');
+            snprintf(req, sizeof req, "%.*s", r1 ? (int)(r1 - r0) : (int)strlen(r0), r0);
+        }
+        if (!is_cuda_name(base_name(lib)) && !is_cuda_name(node)) return;
+        cs_scan_sync();
+        const struct cs_library *l = cs_library_of_path(lib);
+        char where[PATH_MAX + 64];
+        if (l) snprintf(where, sizeof where, "%s%s%s, %s", lib, l->version[0] ? " " : "", l->version, l->found_via);
+        else snprintf(where, sizeof where, "%s", lib);
+        snprintf(summary, sizeof summary,
+                 "found %s needing version %s of %s, but the copy the loader found, %s, lacks it; load the %s that "
+                 "matches %s", req[0] ? base_name(req) : "a library", node, base_name(lib), where, base_name(lib),
+                 req[0] ? base_name(req) : "it");
+        snprintf(fix, sizeof fix,
+                 "Make the loader find the %s that %s was built with: remove the directory of %s from "
+                 "LD_LIBRARY_PATH if it brings an older copy, or install matching versions of both (for pip: "
+                 "upgrade the nvidia-* packages together).", base_name(lib), req[0] ? base_name(req) : "the caller", lib);
+        put_kv(&e, "library", lib, &first);
+        put_kv(&e, "version_node", node, &first);
+        put_kv(&e, "required_by", req[0] ? req : NULL, &first);
+        put_kv(&e, "library_found_via", l ? l->found_via : NULL, &first);
+        cs_put(&e, "}");
+        ev[e.len] = 0;
+        cs_finding("missing-symbol", CS_ERROR, node, summary, fix, ev);
+        return;
+    }
     const char *c = strstr(msg, ": cannot open shared object file");
     if (c) {
         char lib[PATH_MAX];
@@ -602,6 +709,7 @@ static void check_no_cuda(void)
 
 void cs_diagnose_exit(void)
 {
+    exiting = 1;
     cs_scan_final();
     cs_kernel_module_version();
     check_duplicates();

@@ -20,7 +20,8 @@ static __thread char copy[4096] __attribute__((tls_model("initial-exec")));
  * runtimes') failed lookups are none of its business. */
 static int worth_reading(const char *m)
 {
-    if (!strstr(m, "undefined symbol") && !strstr(m, "cannot open shared object")) return 0;
+    if (!strstr(m, "undefined symbol") && !strstr(m, "cannot open shared object") && !strstr(m, "' not found"))
+        return 0;
     static const char *const words[] = { "libcu", "libnv", "nccl", "cudnn", "cublas", "cusparse", "cufft", "curand",
                                          "cusolver", "nvJitLink", "nvrtc", "cuda" };
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)

@@ -29,7 +29,7 @@ static const char *base_of(const char *p)
 
 static void note(const char *file, void *ra)
 {
-    if (!file || !*file || cs_disabled) return;
+    if (!file || !*file || cs_disabled || cs_own_thread) return;
     const char *b = base_of(file);
     if (!cs_is_cuda_library_name(b, strlen(b))) return;
     unsigned i = atomic_fetch_add(&nrequests, 1);

@@ -24,7 +24,10 @@ void cs_hook_cuInit(struct cs_thread *t, struct cs_event *ev, uint32_t flags)
 
 void cs_hook_cuDeviceGetCount(struct cs_thread *t, struct cs_event *ev, void *count)
 {
-    if (ev->result == 0 && count) cs_extra(t, "\"count\":%d", *(int *)count);
+    if (ev->result == 0 && count) {
+        cs_extra(t, "\"count\":%d", *(int *)count);
+        cs_diagnose_device_count(*(int *)count);
+    }
 }
 
 void cs_hook_cuDeviceGetName(struct cs_thread *t, struct cs_event *ev, void *name, int32_t len, int32_t dev)

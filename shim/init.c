@@ -95,6 +95,7 @@ __attribute__((destructor)) static void cs_fini(void)
     if (atomic_load(&state) != READY || cs_pid != getpid()) return;
     struct cs_thread *t = cs_tls;
     if (t) t->hide = 1;  /* calls made by other destructors from here on pass through */
+    cs_own_thread = 1;
     cs_crash_exit_note();
     cs_diagnose_exit();
     cs_writer_finish();

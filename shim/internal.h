@@ -46,6 +46,7 @@ int cs_init(void);          /* 1 when ready */
 extern pid_t cs_pid;
 
 /* thread.c */
+extern __thread int cs_own_thread __attribute__((tls_model("initial-exec")));
 struct cs_thread *cs_thread_list(void);
 void cs_thread_after_fork(struct cs_thread *self);
 
@@ -55,6 +56,7 @@ typedef void *(*cs_dlvsym_fn)(void *, const char *, const char *);
 cs_dlsym_fn cs_real_dlsym(void);
 cs_dlvsym_fn cs_real_dlvsym(void);
 int cs_api_bind(struct cs_api *api);
+int cs_api_rebind(struct cs_api *api, void *p);  /* the library was loaded again elsewhere */
 int cs_api_find(struct cs_api *api, const char *name);  /* global index or -1 */
 int cs_api_index_of_ptr(struct cs_api *api, void *p, const char *hint);
 struct cs_api *cs_api_of(int idx);

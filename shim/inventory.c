@@ -312,6 +312,11 @@ static void ask_version(struct cs_library *l, const struct family *f)
     }
     const struct link_map *m = l->map;
     if (!m) return;
+    /* A library another thread is still loading is in the link map before it is relocated:
+     * dlopen(RTLD_NOLOAD) waits for that load to finish (the scanner may take the loader lock)
+     * and holds the library while it is asked. */
+    void *h = dlopen(l->name_path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return;
     void *fn = cs_elf_lookup(m, f->fn);
     if (fn && !strcmp(f->kind, "driver")) cs_own_count(cs_api_find(&cs_api_cuda, f->fn));
     if (fn) {
@@ -361,6 +366,7 @@ static void ask_version(struct cs_library *l, const struct family *f)
         }
         snprintf(l->version_api, sizeof l->version_api, "%s", f->fn);
     }
+    dlclose(h);
 }
 
 /* The driver's own version is in its file name (libcuda.so.580.65.06), and so is the runtime's
@@ -459,7 +465,13 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (!realpath(name, real)) snprintf(real, sizeof real, "%s", name);
     int n = atomic_load(&nlibs);
     for (int i = 0; i < n; i++)
-        if (!strcmp(libs[i].path, real) || !strcmp(libs[i].name_path, name)) return 0;
+        if (!strcmp(libs[i].path, real) || !strcmp(libs[i].name_path, name)) {
+            /* Unloaded and loaded again (cudart closes libcuda when the driver is too old, and
+             * cuBLAS opens it again): the entry must point at the live copy. */
+            for (struct link_map *m = cs_lm_head(); m; m = m->l_next)
+                if (m->l_name == name) libs[i].map = m;
+            return 0;
+        }
     if (n >= CS_MAX_LIBRARIES) return 0;
     struct cs_library *l = &libs[n];
     memset(l, 0, sizeof *l);
@@ -500,7 +512,10 @@ void cs_inventory_refresh(int ask)
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
         const struct family *f = &families[l->family];
-        if (!l->asked && ask) {
+        /* The driver is asked only at exit, and only when the program never asked it itself:
+         * a driver call the program did not make stays out of its run. */
+        int deferred = !strcmp(l->kind, "driver") && ask < 2 && !cs_driver_version_seen();
+        if (!l->asked && ask && !deferred) {
             ask_version(l, f);
             l->asked = 1;
             if (!strcmp(l->kind, "nccl")) cs_nccl_version_known((int)l->code);
@@ -509,7 +524,8 @@ void cs_inventory_refresh(int ask)
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
         const struct family *f = &families[l->family];
-        if (!l->written && (l->asked || !f->fn || ask)) { write_library(l); l->written = 1; }
+        int deferred = !strcmp(l->kind, "driver") && ask < 2 && !l->asked;
+        if (!l->written && !deferred && (l->asked || !f->fn || ask)) { write_library(l); l->written = 1; }
     }
     if (after != before || ask) cs_diagnose_libraries();
 }

@@ -38,6 +38,7 @@ int cs_findings_count(enum cs_severity min);
 void cs_diagnose_libraries(void);
 void cs_diagnose_driver_version(int version);
 void cs_diagnose_init_result(int result);
+void cs_diagnose_device_count(int count);
 void cs_diagnose_procaddr(void *return_address, const char *symbol, int cuda_version, int status, int result);
 void cs_diagnose_dlsym_miss(void *handle, const char *name);
 void cs_diagnose_dlerror(const char *message);

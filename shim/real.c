@@ -121,6 +121,20 @@ static void bind_one(const char *name, void *p, void *arg)
     }
 }
 
+struct rebind_pass { struct cs_api *api; struct cs_ptr_index *ix; void **fresh; };
+
+static void rebind_one(const char *name, void *p, void *arg)
+{
+    struct rebind_pass *r = arg;
+    int idx = cs_api_find(r->api, name);
+    if (idx < 0) return;
+    r->fresh[idx - r->api->base] = p;
+    if (r->ix->n < r->api->count) {
+        r->ix->e[r->ix->n].p = p;
+        r->ix->e[r->ix->n++].idx = idx;
+    }
+}
+
 /* Resolve every function of an API once its library is loaded, and index them by address:
  * one pass over the library's own dynamic symbols. */
 int cs_api_bind(struct cs_api *api)
@@ -144,6 +158,31 @@ int cs_api_bind(struct cs_api *api)
     struct cs_ptr_index *expected = NULL;
     if (!atomic_compare_exchange_strong(&api->by_ptr, &expected, ix))
         munmap(ix, sz);
+    return 1;
+}
+
+/* The program dlsym'd a wrapped name and got a definition that is not the one we bound: the
+ * library was unloaded and loaded again at another address (cudart closes libcuda when the
+ * driver is too old; cuBLAS's runtime opens it again). Bind to the live copy. Runs inside the
+ * program's dlsym, where the loader is the program's to call. */
+int cs_api_rebind(struct cs_api *api, void *p)
+{
+    struct link_map *m = cs_lm_of_addr(p);
+    if (!m || (void *)m == atomic_load(&api->handle)) return 0;
+    const char *so = cs_elf_soname(m);
+    if (!so || !strstr(api->soname, so)) return 0;
+    size_t sz = sizeof(struct cs_ptr_index) + (size_t)api->count * sizeof(((struct cs_ptr_index *)0)->e[0]);
+    struct cs_ptr_index *ix = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ix == MAP_FAILED) return 0;
+    void **fresh = mmap(NULL, (size_t)api->count * sizeof(void *), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fresh == MAP_FAILED) { munmap(ix, sz); return 0; }
+    struct rebind_pass r = { api, ix, fresh };
+    cs_elf_each_function(m, rebind_one, &r);
+    qsort(ix->e, (size_t)ix->n, sizeof ix->e[0], by_ptr);
+    for (int i = 0; i < api->count; i++) atomic_store(&api->real[i], fresh[i] ? fresh[i] : CS_REAL_MISSING);
+    munmap(fresh, (size_t)api->count * sizeof(void *));
+    atomic_store(&api->handle, (void *)m);
+    atomic_store(&api->by_ptr, ix);  /* the old index is left mapped: a reader may still hold it */
     return 1;
 }
 

@@ -53,6 +53,7 @@ static void *scanner_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
+    cs_own_thread = 1;
     uint32_t seen = (uint32_t)-1;
     while (!atomic_load(&stopping)) {
         uint32_t now = atomic_load(&requests);

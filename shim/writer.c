@@ -205,6 +205,7 @@ size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct c
     cs_put(&b, ",\"ts_ns\":"); cs_put_u64(&b, cs_ticks_to_ns(ev->ts));
     cs_put(&b, ",\"dur_ns\":"); cs_put_u64(&b, cs_dur_to_ns(ev->dur));
     cs_put(&b, ",\"seq\":"); cs_put_u64(&b, ev->seq);
+    if (ev->inside) { cs_put(&b, ",\"inside\":\""); cs_put(&b, cs_api_name(ev->inside - 1)); cs_put(&b, "\""); }
     if (extra_len > 0) {
         cs_put(&b, ",");
         cs_putn(&b, extra, (size_t)extra_len);

@@ -15,12 +15,14 @@ APIS = ["cuda", "cudnn", "nccl", "cublas", "cublasLt"]  # order fixes the global
 BENIGN = {"cuda": 600, "nccl": 7}
 # The libraries each API binds to, newest major first (only already-loaded ones are used).
 SONAMES = {"cuda": "libcuda.so.1", "cudnn": "libcudnn.so.9:libcudnn.so.8", "nccl": "libnccl.so.2",
-           "cublas": "libcublas.so.13:libcublas.so.12", "cublasLt": "libcublasLt.so.13:libcublasLt.so.12"}
+           "cublas": "libcublas.so.13:libcublas.so.12:libcublas.so.11",
+           "cublasLt": "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11"}
 # Libraries that version their symbols: a program linked against libcudnn.so.9 asks for
 # cudnnCreate@libcudnn.so.9, so the shim defines that version (newest as default, older majors
 # as aliases) or the link would bypass it. NCCL and the driver do not version their symbols.
-VERSION_NODES = {"cudnn": ["libcudnn.so.9", "libcudnn.so.8"], "cublas": ["libcublas.so.13", "libcublas.so.12"],
-                 "cublasLt": ["libcublasLt.so.13", "libcublasLt.so.12"]}
+VERSION_NODES = {"cudnn": ["libcudnn.so.9", "libcudnn.so.8"],
+                 "cublas": ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11"],
+                 "cublasLt": ["libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"]}
 
 CTYPE = {"p": "void *", "i8": "int8_t", "u8": "uint8_t", "i16": "int16_t", "u16": "uint16_t",
          "i32": "int32_t", "u32": "uint32_t", "i64": "int64_t", "u64": "uint64_t",

@@ -42,7 +42,7 @@ signed=; [ -f "$keyring" ] && signed="[signed-by=$keyring] "
     echo "deb ${signed}$uri $suite main contrib non-free non-free-firmware"
     echo "deb ${signed}$uri $suite-updates main contrib non-free non-free-firmware"
 } > "$work/sources.list"
-opts=(-o Dir::Etc::sourcelist="$work/sources.list" -o Dir::Etc::sourceparts=/dev/null
+opts=(-o APT::Sandbox::User=root -o Dir::Etc::sourcelist="$work/sources.list" -o Dir::Etc::sourceparts=/dev/null
       -o Dir::State::Lists="$work/lists" -o Dir::Cache::archives="$work/archives"
       -o Dir::State::status=/dev/null -o APT::Architecture="$arch" -o Debug::NoLocking=1 -q)
 apt-get "${opts[@]}" update >&2

@@ -35,6 +35,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtCreate(void * lightHandle)
     return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, "libcublasLt.so.12", &slot), lightHandle);
 }
 __asm__(".symver cs_v12_cublasLtCreate, cublasLtCreate@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtCreate(void * lightHandle)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, "libcublasLt.so.11", &slot), lightHandle);
+}
+__asm__(".symver cs_v11_cublasLtCreate, cublasLtCreate@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void *realp, void * lightHandle)
 {
@@ -61,6 +67,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
     return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, "libcublasLt.so.12", &slot), lightHandle);
 }
 __asm__(".symver cs_v12_cublasLtDestroy, cublasLtDestroy@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtDestroy(void * lightHandle)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, "libcublasLt.so.11", &slot), lightHandle);
+}
+__asm__(".symver cs_v11_cublasLtDestroy, cublasLtDestroy@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8_t via, void *realp, void * emulationDesc)
 {
@@ -87,6 +99,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
     return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, "libcublasLt.so.12", &slot), emulationDesc);
 }
 __asm__(".symver cs_v12_cublasLtEmulationDescCreate, cublasLtEmulationDescCreate@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescCreate(void * emulationDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, "libcublasLt.so.11", &slot), emulationDesc);
+}
+__asm__(".symver cs_v11_cublasLtEmulationDescCreate, cublasLtEmulationDescCreate@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint8_t via, void *realp, void * emulationDesc)
 {
@@ -113,6 +131,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
     return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, "libcublasLt.so.12", &slot), emulationDesc);
 }
 __asm__(".symver cs_v12_cublasLtEmulationDescDestroy, cublasLtEmulationDescDestroy@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescDestroy(void * emulationDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, "libcublasLt.so.11", &slot), emulationDesc);
+}
+__asm__(".symver cs_v11_cublasLtEmulationDescDestroy, cublasLtEmulationDescDestroy@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute(uint8_t via, void *realp, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -139,6 +163,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc
     return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes, sizeWritten);
 }
 __asm__(".symver cs_v12_cublasLtEmulationDescGetAttribute, cublasLtEmulationDescGetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, "libcublasLt.so.11", &slot), emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+}
+__asm__(".symver cs_v11_cublasLtEmulationDescGetAttribute, cublasLtEmulationDescGetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescInit_internal(uint8_t via, void *realp, void * emulationDesc, uint64_t size)
 {
@@ -165,6 +195,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDes
     return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, "libcublasLt.so.12", &slot), emulationDesc, size);
 }
 __asm__(".symver cs_v12_cublasLtEmulationDescInit_internal, cublasLtEmulationDescInit_internal@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, "libcublasLt.so.11", &slot), emulationDesc, size);
+}
+__asm__(".symver cs_v11_cublasLtEmulationDescInit_internal, cublasLtEmulationDescInit_internal@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute(uint8_t via, void *realp, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -191,6 +227,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc
     return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes);
 }
 __asm__(".symver cs_v12_cublasLtEmulationDescSetAttribute, cublasLtEmulationDescSetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, "libcublasLt.so.11", &slot), emulationDesc, attr, buf, sizeInBytes);
+}
+__asm__(".symver cs_v11_cublasLtEmulationDescSetAttribute, cublasLtEmulationDescSetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetCudartVersion(uint8_t via, void *realp)
 {
@@ -217,6 +259,12 @@ CS_EXPORT uint64_t cs_v12_cublasLtGetCudartVersion(void)
     return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, "libcublasLt.so.12", &slot));
 }
 __asm__(".symver cs_v12_cublasLtGetCudartVersion, cublasLtGetCudartVersion@libcublasLt.so.12");
+CS_EXPORT uint64_t cs_v11_cublasLtGetCudartVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, "libcublasLt.so.11", &slot));
+}
+__asm__(".symver cs_v11_cublasLtGetCudartVersion, cublasLtGetCudartVersion@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
 {
@@ -243,6 +291,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtGetProperty(uint32_t type, void * value)
     return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, "libcublasLt.so.12", &slot), type, value);
 }
 __asm__(".symver cs_v12_cublasLtGetProperty, cublasLtGetProperty@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtGetProperty(uint32_t type, void * value)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, "libcublasLt.so.11", &slot), type, value);
+}
+__asm__(".symver cs_v11_cublasLtGetProperty, cublasLtGetProperty@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusName(uint8_t via, void *realp, uint32_t status)
 {
@@ -269,6 +323,12 @@ CS_EXPORT void * cs_v12_cublasLtGetStatusName(uint32_t status)
     return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, "libcublasLt.so.12", &slot), status);
 }
 __asm__(".symver cs_v12_cublasLtGetStatusName, cublasLtGetStatusName@libcublasLt.so.12");
+CS_EXPORT void * cs_v11_cublasLtGetStatusName(uint32_t status)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, "libcublasLt.so.11", &slot), status);
+}
+__asm__(".symver cs_v11_cublasLtGetStatusName, cublasLtGetStatusName@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) void * cs_w_cublasLtGetStatusString(uint8_t via, void *realp, uint32_t status)
 {
@@ -295,6 +355,12 @@ CS_EXPORT void * cs_v12_cublasLtGetStatusString(uint32_t status)
     return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, "libcublasLt.so.12", &slot), status);
 }
 __asm__(".symver cs_v12_cublasLtGetStatusString, cublasLtGetStatusString@libcublasLt.so.12");
+CS_EXPORT void * cs_v11_cublasLtGetStatusString(uint32_t status)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, "libcublasLt.so.11", &slot), status);
+}
+__asm__(".symver cs_v11_cublasLtGetStatusString, cublasLtGetStatusString@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint64_t cs_w_cublasLtGetVersion(uint8_t via, void *realp)
 {
@@ -321,6 +387,12 @@ CS_EXPORT uint64_t cs_v12_cublasLtGetVersion(void)
     return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, "libcublasLt.so.12", &slot));
 }
 __asm__(".symver cs_v12_cublasLtGetVersion, cublasLtGetVersion@libcublasLt.so.12");
+CS_EXPORT uint64_t cs_v11_cublasLtGetVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, "libcublasLt.so.11", &slot));
+}
+__asm__(".symver cs_v11_cublasLtGetVersion, cublasLtGetVersion@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void *realp, void * capacity)
 {
@@ -347,6 +419,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
     return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, "libcublasLt.so.12", &slot), capacity);
 }
 __asm__(".symver cs_v12_cublasLtHeuristicsCacheGetCapacity, cublasLtHeuristicsCacheGetCapacity@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtHeuristicsCacheGetCapacity(void * capacity)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, "libcublasLt.so.11", &slot), capacity);
+}
+__asm__(".symver cs_v11_cublasLtHeuristicsCacheGetCapacity, cublasLtHeuristicsCacheGetCapacity@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacity(uint8_t via, void *realp, uint64_t capacity)
 {
@@ -373,6 +451,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
     return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, "libcublasLt.so.12", &slot), capacity);
 }
 __asm__(".symver cs_v12_cublasLtHeuristicsCacheSetCapacity, cublasLtHeuristicsCacheSetCapacity@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, "libcublasLt.so.11", &slot), capacity);
+}
+__asm__(".symver cs_v11_cublasLtHeuristicsCacheSetCapacity, cublasLtHeuristicsCacheSetCapacity@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_t via, void *realp)
 {
@@ -399,6 +483,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtLoggerForceDisable(void)
     return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, "libcublasLt.so.12", &slot));
 }
 __asm__(".symver cs_v12_cublasLtLoggerForceDisable, cublasLtLoggerForceDisable@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtLoggerForceDisable(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, "libcublasLt.so.11", &slot));
+}
+__asm__(".symver cs_v11_cublasLtLoggerForceDisable, cublasLtLoggerForceDisable@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t via, void *realp, void * logFile)
 {
@@ -425,6 +515,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
     return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, "libcublasLt.so.12", &slot), logFile);
 }
 __asm__(".symver cs_v12_cublasLtLoggerOpenFile, cublasLtLoggerOpenFile@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtLoggerOpenFile(void * logFile)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, "libcublasLt.so.11", &slot), logFile);
+}
+__asm__(".symver cs_v11_cublasLtLoggerOpenFile, cublasLtLoggerOpenFile@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t via, void *realp, void * callback)
 {
@@ -451,6 +547,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
     return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, "libcublasLt.so.12", &slot), callback);
 }
 __asm__(".symver cs_v12_cublasLtLoggerSetCallback, cublasLtLoggerSetCallback@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetCallback(void * callback)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, "libcublasLt.so.11", &slot), callback);
+}
+__asm__(".symver cs_v11_cublasLtLoggerSetCallback, cublasLtLoggerSetCallback@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via, void *realp, void * file)
 {
@@ -477,6 +579,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
     return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, "libcublasLt.so.12", &slot), file);
 }
 __asm__(".symver cs_v12_cublasLtLoggerSetFile, cublasLtLoggerSetFile@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetFile(void * file)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, "libcublasLt.so.11", &slot), file);
+}
+__asm__(".symver cs_v11_cublasLtLoggerSetFile, cublasLtLoggerSetFile@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t via, void *realp, int32_t level)
 {
@@ -503,6 +611,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
     return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, "libcublasLt.so.12", &slot), level);
 }
 __asm__(".symver cs_v12_cublasLtLoggerSetLevel, cublasLtLoggerSetLevel@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetLevel(int32_t level)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, "libcublasLt.so.11", &slot), level);
+}
+__asm__(".symver cs_v11_cublasLtLoggerSetLevel, cublasLtLoggerSetLevel@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via, void *realp, int32_t mask)
 {
@@ -529,6 +643,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
     return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.12", &slot), mask);
 }
 __asm__(".symver cs_v12_cublasLtLoggerSetMask, cublasLtLoggerSetMask@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetMask(int32_t mask)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.11", &slot), mask);
+}
+__asm__(".symver cs_v11_cublasLtLoggerSetMask, cublasLtLoggerSetMask@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void *realp, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
@@ -555,6 +675,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc,
     return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, "libcublasLt.so.12", &slot), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
 }
 __asm__(".symver cs_v12_cublasLtMatmul, cublasLtMatmul@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, "libcublasLt.so.11", &slot), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+}
+__asm__(".symver cs_v11_cublasLtMatmul, cublasLtMatmul@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -581,6 +707,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_
     return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
 __asm__(".symver cs_v12_cublasLtMatmulAlgoCapGetAttribute, cublasLtMatmulAlgoCapGetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
+}
+__asm__(".symver cs_v11_cublasLtMatmulAlgoCapGetAttribute, cublasLtMatmulAlgoCapGetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t via, void *realp, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
@@ -607,6 +739,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * ope
     return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
 }
 __asm__(".symver cs_v12_cublasLtMatmulAlgoCheck, cublasLtMatmulAlgoCheck@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, "libcublasLt.so.11", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+}
+__asm__(".symver cs_v11_cublasLtMatmulAlgoCheck, cublasLtMatmulAlgoCheck@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -633,6 +771,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint
     return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
 __asm__(".symver cs_v12_cublasLtMatmulAlgoConfigGetAttribute, cublasLtMatmulAlgoConfigGetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
+}
+__asm__(".symver cs_v11_cublasLtMatmulAlgoConfigGetAttribute, cublasLtMatmulAlgoConfigGetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -659,6 +803,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint
     return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes);
 }
 __asm__(".symver cs_v12_cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigSetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes);
+}
+__asm__(".symver cs_v11_cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigSetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void *realp, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
@@ -685,6 +835,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, voi
     return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
 }
 __asm__(".symver cs_v12_cublasLtMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, "libcublasLt.so.11", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+}
+__asm__(".symver cs_v11_cublasLtMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t via, void *realp, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
@@ -711,6 +867,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t 
     return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
 }
 __asm__(".symver cs_v12_cublasLtMatmulAlgoGetIds, cublasLtMatmulAlgoGetIds@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, "libcublasLt.so.11", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+}
+__asm__(".symver cs_v11_cublasLtMatmulAlgoGetIds, cublasLtMatmulAlgoGetIds@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t via, void *realp, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
@@ -737,6 +899,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t co
     return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
 }
 __asm__(".symver cs_v12_cublasLtMatmulAlgoInit, cublasLtMatmulAlgoInit@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.11", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+}
+__asm__(".symver cs_v11_cublasLtMatmulAlgoInit, cublasLtMatmulAlgoInit@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t via, void *realp, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
@@ -763,6 +931,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t c
     return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.12", &slot), matmulDesc, computeType, scaleType);
 }
 __asm__(".symver cs_v12_cublasLtMatmulDescCreate, cublasLtMatmulDescCreate@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.11", &slot), matmulDesc, computeType, scaleType);
+}
+__asm__(".symver cs_v11_cublasLtMatmulDescCreate, cublasLtMatmulDescCreate@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t via, void *realp, void * matmulDesc)
 {
@@ -789,6 +963,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
     return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, "libcublasLt.so.12", &slot), matmulDesc);
 }
 __asm__(".symver cs_v12_cublasLtMatmulDescDestroy, cublasLtMatmulDescDestroy@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescDestroy(void * matmulDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, "libcublasLt.so.11", &slot), matmulDesc);
+}
+__asm__(".symver cs_v11_cublasLtMatmulDescDestroy, cublasLtMatmulDescDestroy@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(uint8_t via, void *realp, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -815,6 +995,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint
     return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
 }
 __asm__(".symver cs_v12_cublasLtMatmulDescGetAttribute, cublasLtMatmulDescGetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.11", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+}
+__asm__(".symver cs_v11_cublasLtMatmulDescGetAttribute, cublasLtMatmulDescGetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(uint8_t via, void *realp, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
@@ -841,6 +1027,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uin
     return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.12", &slot), matmulDesc, size, computeType, scaleType);
 }
 __asm__(".symver cs_v12_cublasLtMatmulDescInit_internal, cublasLtMatmulDescInit_internal@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.11", &slot), matmulDesc, size, computeType, scaleType);
+}
+__asm__(".symver cs_v11_cublasLtMatmulDescInit_internal, cublasLtMatmulDescInit_internal@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(uint8_t via, void *realp, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -867,6 +1059,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint
     return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes);
 }
 __asm__(".symver cs_v12_cublasLtMatmulDescSetAttribute, cublasLtMatmulDescSetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, "libcublasLt.so.11", &slot), matmulDesc, attr, buf, sizeInBytes);
+}
+__asm__(".symver cs_v11_cublasLtMatmulDescSetAttribute, cublasLtMatmulDescSetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(uint8_t via, void *realp, void * pref)
 {
@@ -893,6 +1091,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
     return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, "libcublasLt.so.12", &slot), pref);
 }
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceCreate@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceCreate(void * pref)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, "libcublasLt.so.11", &slot), pref);
+}
+__asm__(".symver cs_v11_cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceCreate@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(uint8_t via, void *realp, void * pref)
 {
@@ -919,6 +1123,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
     return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, "libcublasLt.so.12", &slot), pref);
 }
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceDestroy(void * pref)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, "libcublasLt.so.11", &slot), pref);
+}
+__asm__(".symver cs_v11_cublasLtMatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void *realp, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -945,6 +1155,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint
     return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes, sizeWritten);
 }
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceGetAttribute, cublasLtMatmulPreferenceGetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, "libcublasLt.so.11", &slot), pref, attr, buf, sizeInBytes, sizeWritten);
+}
+__asm__(".symver cs_v11_cublasLtMatmulPreferenceGetAttribute, cublasLtMatmulPreferenceGetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_internal(uint8_t via, void *realp, void * pref, uint64_t size)
 {
@@ -971,6 +1187,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uin
     return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, "libcublasLt.so.12", &slot), pref, size);
 }
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceInit_internal, cublasLtMatmulPreferenceInit_internal@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, "libcublasLt.so.11", &slot), pref, size);
+}
+__asm__(".symver cs_v11_cublasLtMatmulPreferenceInit_internal, cublasLtMatmulPreferenceInit_internal@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void *realp, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -997,6 +1219,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint
     return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes);
 }
 __asm__(".symver cs_v12_cublasLtMatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.11", &slot), pref, attr, buf, sizeInBytes);
+}
+__asm__(".symver cs_v11_cublasLtMatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_t via, void *realp, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
@@ -1023,6 +1251,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t 
     return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.12", &slot), matLayout, type, rows, cols, ld);
 }
 __asm__(".symver cs_v12_cublasLtMatrixLayoutCreate, cublasLtMatrixLayoutCreate@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.11", &slot), matLayout, type, rows, cols, ld);
+}
+__asm__(".symver cs_v11_cublasLtMatrixLayoutCreate, cublasLtMatrixLayoutCreate@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8_t via, void *realp, void * matLayout)
 {
@@ -1049,6 +1283,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
     return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, "libcublasLt.so.12", &slot), matLayout);
 }
 __asm__(".symver cs_v12_cublasLtMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutDestroy(void * matLayout)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, "libcublasLt.so.11", &slot), matLayout);
+}
+__asm__(".symver cs_v11_cublasLtMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(uint8_t via, void *realp, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1075,6 +1315,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uin
     return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
 }
 __asm__(".symver cs_v12_cublasLtMatrixLayoutGetAttribute, cublasLtMatrixLayoutGetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.11", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
+}
+__asm__(".symver cs_v11_cublasLtMatrixLayoutGetAttribute, cublasLtMatrixLayoutGetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal(uint8_t via, void *realp, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
@@ -1101,6 +1347,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, ui
     return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.12", &slot), matLayout, size, type, rows, cols, ld);
 }
 __asm__(".symver cs_v12_cublasLtMatrixLayoutInit_internal, cublasLtMatrixLayoutInit_internal@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.11", &slot), matLayout, size, type, rows, cols, ld);
+}
+__asm__(".symver cs_v11_cublasLtMatrixLayoutInit_internal, cublasLtMatrixLayoutInit_internal@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(uint8_t via, void *realp, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1127,6 +1379,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uin
     return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes);
 }
 __asm__(".symver cs_v12_cublasLtMatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, "libcublasLt.so.11", &slot), matLayout, attr, buf, sizeInBytes);
+}
+__asm__(".symver cs_v11_cublasLtMatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t via, void *realp, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
@@ -1153,6 +1411,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * tra
     return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, "libcublasLt.so.12", &slot), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
 }
 __asm__(".symver cs_v12_cublasLtMatrixTransform, cublasLtMatrixTransform@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, "libcublasLt.so.11", &slot), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+}
+__asm__(".symver cs_v11_cublasLtMatrixTransform, cublasLtMatrixTransform@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate(uint8_t via, void *realp, void * transformDesc, uint32_t scaleType)
 {
@@ -1179,6 +1443,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc
     return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, "libcublasLt.so.12", &slot), transformDesc, scaleType);
 }
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescCreate, cublasLtMatrixTransformDescCreate@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, "libcublasLt.so.11", &slot), transformDesc, scaleType);
+}
+__asm__(".symver cs_v11_cublasLtMatrixTransformDescCreate, cublasLtMatrixTransformDescCreate@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescDestroy(uint8_t via, void *realp, void * transformDesc)
 {
@@ -1205,6 +1475,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDes
     return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, "libcublasLt.so.12", &slot), transformDesc);
 }
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescDestroy, cublasLtMatrixTransformDescDestroy@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescDestroy(void * transformDesc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, "libcublasLt.so.11", &slot), transformDesc);
+}
+__asm__(".symver cs_v11_cublasLtMatrixTransformDescDestroy, cublasLtMatrixTransformDescDestroy@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void *realp, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1231,6 +1507,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transfo
     return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes, sizeWritten);
 }
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescGetAttribute, cublasLtMatrixTransformDescGetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, "libcublasLt.so.11", &slot), transformDesc, attr, buf, sizeInBytes, sizeWritten);
+}
+__asm__(".symver cs_v11_cublasLtMatrixTransformDescGetAttribute, cublasLtMatrixTransformDescGetAttribute@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_internal(uint8_t via, void *realp, void * transformDesc, uint64_t size, uint32_t scaleType)
 {
@@ -1257,6 +1539,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transf
     return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, "libcublasLt.so.12", &slot), transformDesc, size, scaleType);
 }
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescInit_internal, cublasLtMatrixTransformDescInit_internal@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, "libcublasLt.so.11", &slot), transformDesc, size, scaleType);
+}
+__asm__(".symver cs_v11_cublasLtMatrixTransformDescInit_internal, cublasLtMatrixTransformDescInit_internal@libcublasLt.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void *realp, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1283,6 +1571,12 @@ CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transfo
     return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes);
 }
 __asm__(".symver cs_v12_cublasLtMatrixTransformDescSetAttribute, cublasLtMatrixTransformDescSetAttribute@libcublasLt.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, "libcublasLt.so.11", &slot), transformDesc, attr, buf, sizeInBytes);
+}
+__asm__(".symver cs_v11_cublasLtMatrixTransformDescSetAttribute, cublasLtMatrixTransformDescSetAttribute@libcublasLt.so.11");
 
 static const char *const names[] = {
     "cublasLtCreate",
@@ -1541,7 +1835,7 @@ static void *const via_procaddr[] = {
 };
 static void *_Atomic real_fns[49];
 struct cs_api cs_api_cublasLt = {
-    .name = "cublasLt", .soname = "libcublasLt.so.13:libcublasLt.so.12", .base = CS_CUBLASLT_BASE, .count = CS_CUBLASLT_COUNT,
+    .name = "cublasLt", .soname = "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11", .base = CS_CUBLASLT_BASE, .count = CS_CUBLASLT_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_cublasLt_result_name, .benign = 0,
 };

@@ -33,6 +33,12 @@ CS_EXPORT uint32_t cs_v12_cublasAsumEx(void * handle, int32_t n, void * x, uint3
     return cs_w_cublasAsumEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAsumEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, result, resultType, executiontype);
 }
 __asm__(".symver cs_v12_cublasAsumEx, cublasAsumEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasAsumEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * result, uint32_t resultType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasAsumEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAsumEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, result, resultType, executiontype);
+}
+__asm__(".symver cs_v11_cublasAsumEx, cublasAsumEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasAsumEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result, uint32_t resultType, uint32_t executiontype)
 {
@@ -59,6 +65,12 @@ CS_EXPORT uint32_t cs_v12_cublasAsumEx_64(void * handle, int64_t n, void * x, ui
     return cs_w_cublasAsumEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, result, resultType, executiontype);
 }
 __asm__(".symver cs_v12_cublasAsumEx_64, cublasAsumEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasAsumEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result, uint32_t resultType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasAsumEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAsumEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, result, resultType, executiontype);
+}
+__asm__(".symver cs_v11_cublasAsumEx_64, cublasAsumEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, uint32_t executiontype)
 {
@@ -85,6 +97,12 @@ CS_EXPORT uint32_t cs_v12_cublasAxpyEx(void * handle, int32_t n, void * alpha, u
     return cs_w_cublasAxpyEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx, "libcublas.so.12", &slot), handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
 }
 __asm__(".symver cs_v12_cublasAxpyEx, cublasAxpyEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasAxpyEx(void * handle, int32_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasAxpyEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx, "libcublas.so.11", &slot), handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
+}
+__asm__(".symver cs_v11_cublasAxpyEx, cublasAxpyEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasAxpyEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, uint32_t executiontype)
 {
@@ -111,6 +129,12 @@ CS_EXPORT uint32_t cs_v12_cublasAxpyEx_64(void * handle, int64_t n, void * alpha
     return cs_w_cublasAxpyEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, "libcublas.so.12", &slot), handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
 }
 __asm__(".symver cs_v12_cublasAxpyEx_64, cublasAxpyEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasAxpyEx_64(void * handle, int64_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasAxpyEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasAxpyEx_64, "libcublas.so.11", &slot), handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
+}
+__asm__(".symver cs_v11_cublasAxpyEx_64, cublasAxpyEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -137,6 +161,12 @@ CS_EXPORT uint32_t cs_v12_cublasCaxpy_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasCaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasCaxpy_v2, cublasCaxpy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCaxpy_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasCaxpy_v2, cublasCaxpy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCaxpy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -163,6 +193,12 @@ CS_EXPORT uint32_t cs_v12_cublasCaxpy_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasCaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasCaxpy_v2_64, cublasCaxpy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCaxpy_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCaxpy_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasCaxpy_v2_64, cublasCaxpy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -189,6 +225,12 @@ CS_EXPORT uint32_t cs_v12_cublasCcopy_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasCcopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasCcopy_v2, cublasCcopy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCcopy_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCcopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasCcopy_v2, cublasCcopy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCcopy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -215,6 +257,12 @@ CS_EXPORT uint32_t cs_v12_cublasCcopy_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasCcopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasCcopy_v2_64, cublasCcopy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCcopy_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCcopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCcopy_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasCcopy_v2_64, cublasCcopy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm(uint8_t via, void *realp, void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
 {
@@ -241,6 +289,12 @@ CS_EXPORT uint32_t cs_v12_cublasCdgmm(void * handle, uint32_t mode, int32_t m, i
     return cs_w_cublasCdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdgmm, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCdgmm, cublasCdgmm@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCdgmm(void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdgmm, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCdgmm, cublasCdgmm@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdgmm_64(uint8_t via, void *realp, void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
 {
@@ -267,6 +321,12 @@ CS_EXPORT uint32_t cs_v12_cublasCdgmm_64(void * handle, uint32_t mode, int64_t m
     return cs_w_cublasCdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCdgmm_64, cublasCdgmm_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCdgmm_64(void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdgmm_64, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCdgmm_64, cublasCdgmm_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
 {
@@ -293,6 +353,12 @@ CS_EXPORT uint32_t cs_v12_cublasCdotc_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasCdotc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasCdotc_v2, cublasCdotc_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCdotc_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCdotc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasCdotc_v2, cublasCdotc_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotc_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
 {
@@ -319,6 +385,12 @@ CS_EXPORT uint32_t cs_v12_cublasCdotc_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasCdotc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasCdotc_v2_64, cublasCdotc_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCdotc_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCdotc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotc_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasCdotc_v2_64, cublasCdotc_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
 {
@@ -345,6 +417,12 @@ CS_EXPORT uint32_t cs_v12_cublasCdotu_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasCdotu_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasCdotu_v2, cublasCdotu_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCdotu_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCdotu_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasCdotu_v2, cublasCdotu_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCdotu_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
 {
@@ -371,6 +449,12 @@ CS_EXPORT uint32_t cs_v12_cublasCdotu_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasCdotu_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasCdotu_v2_64, cublasCdotu_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCdotu_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCdotu_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCdotu_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasCdotu_v2_64, cublasCdotu_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -397,6 +481,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgbmv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasCgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasCgbmv_v2, cublasCgbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgbmv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasCgbmv_v2, cublasCgbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -423,6 +513,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgbmv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasCgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasCgbmv_v2_64, cublasCgbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgbmv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgbmv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasCgbmv_v2_64, cublasCgbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -449,6 +545,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgeam(void * handle, uint32_t transa, uint32_t t
     return cs_w_cublasCgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeam, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCgeam, cublasCgeam@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgeam(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeam, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCgeam, cublasCgeam@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeam_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -475,6 +577,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgeam_64(void * handle, uint32_t transa, uint32_
     return cs_w_cublasCgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeam_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCgeam_64, cublasCgeam_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgeam_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeam_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCgeam_64, cublasCgeam_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgelsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
 {
@@ -501,6 +609,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgelsBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasCgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, "libcublas.so.12", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
 }
 __asm__(".symver cs_v12_cublasCgelsBatched, cublasCgelsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgelsBatched(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgelsBatched, "libcublas.so.11", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+}
+__asm__(".symver cs_v11_cublasCgelsBatched, cublasCgelsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -527,6 +641,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3m(void * handle, uint32_t transa, uint32_t
     return cs_w_cublasCgemm3m(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemm3m, cublasCgemm3m@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3m(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3m(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemm3m, cublasCgemm3m@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
 {
@@ -553,6 +673,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3mBatched(void * handle, uint32_t transa, u
     return cs_w_cublasCgemm3mBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemm3mBatched, cublasCgemm3mBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3mBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3mBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemm3mBatched, cublasCgemm3mBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
 {
@@ -579,6 +705,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3mBatched_64(void * handle, uint32_t transa
     return cs_w_cublasCgemm3mBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemm3mBatched_64, cublasCgemm3mBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3mBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3mBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemm3mBatched_64, cublasCgemm3mBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
@@ -605,6 +737,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3mEx(void * handle, uint32_t transa, uint32
     return cs_w_cublasCgemm3mEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemm3mEx, cublasCgemm3mEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3mEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3mEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemm3mEx, cublasCgemm3mEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc)
 {
@@ -631,6 +769,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3mEx_64(void * handle, uint32_t transa, uin
     return cs_w_cublasCgemm3mEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemm3mEx_64, cublasCgemm3mEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3mEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3mEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mEx_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemm3mEx_64, cublasCgemm3mEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
 {
@@ -657,6 +801,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3mStridedBatched(void * handle, uint32_t tr
     return cs_w_cublasCgemm3mStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemm3mStridedBatched, cublasCgemm3mStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3mStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3mStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemm3mStridedBatched, cublasCgemm3mStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3mStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
 {
@@ -683,6 +833,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3mStridedBatched_64(void * handle, uint32_t
     return cs_w_cublasCgemm3mStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemm3mStridedBatched_64, cublasCgemm3mStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3mStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3mStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3mStridedBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemm3mStridedBatched_64, cublasCgemm3mStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm3m_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -709,6 +865,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm3m_64(void * handle, uint32_t transa, uint3
     return cs_w_cublasCgemm3m_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemm3m_64, cublasCgemm3m_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm3m_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm3m_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm3m_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemm3m_64, cublasCgemm3m_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
 {
@@ -735,6 +897,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemmBatched(void * handle, uint32_t transa, uin
     return cs_w_cublasCgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemmBatched, cublasCgemmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemmBatched, cublasCgemmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
 {
@@ -761,6 +929,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemmBatched_64(void * handle, uint32_t transa, 
     return cs_w_cublasCgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemmBatched_64, cublasCgemmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemmBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemmBatched_64, cublasCgemmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
@@ -787,6 +961,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemmEx(void * handle, uint32_t transa, uint32_t
     return cs_w_cublasCgemmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemmEx, cublasCgemmEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemmEx, cublasCgemmEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc)
 {
@@ -813,6 +993,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemmEx_64(void * handle, uint32_t transa, uint3
     return cs_w_cublasCgemmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemmEx_64, cublasCgemmEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmEx_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemmEx_64, cublasCgemmEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
 {
@@ -839,6 +1025,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemmStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasCgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemmStridedBatched, cublasCgemmStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemmStridedBatched, cublasCgemmStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemmStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
 {
@@ -865,6 +1057,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemmStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasCgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemmStridedBatched_64, cublasCgemmStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemmStridedBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemmStridedBatched_64, cublasCgemmStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -891,6 +1089,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm_v2(void * handle, uint32_t transa, uint32_
     return cs_w_cublasCgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemm_v2, cublasCgemm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemm_v2, cublasCgemm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemm_v2_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -917,6 +1121,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemm_v2_64(void * handle, uint32_t transa, uint
     return cs_w_cublasCgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCgemm_v2_64, cublasCgemm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemm_v2_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCgemm_v2_64, cublasCgemm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
 {
@@ -943,6 +1153,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemvBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasCgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemvBatched, cublasCgemvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemvBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemvBatched, cublasCgemvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
 {
@@ -969,6 +1185,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemvBatched_64(void * handle, uint32_t trans, i
     return cs_w_cublasCgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemvBatched_64, cublasCgemvBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemvBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemvBatched_64, cublasCgemvBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
 {
@@ -995,6 +1217,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemvStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasCgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemvStridedBatched, cublasCgemvStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemvStridedBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemvStridedBatched, cublasCgemvStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemvStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
 {
@@ -1021,6 +1249,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemvStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasCgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasCgemvStridedBatched_64, cublasCgemvStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemvStridedBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemvStridedBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasCgemvStridedBatched_64, cublasCgemvStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -1047,6 +1281,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasCgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasCgemv_v2, cublasCgemv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasCgemv_v2, cublasCgemv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgemv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -1073,6 +1313,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgemv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasCgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasCgemv_v2_64, cublasCgemv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgemv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgemv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasCgemv_v2_64, cublasCgemv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeqrfBatched(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
 {
@@ -1099,6 +1345,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgeqrfBatched(void * handle, int32_t m, int32_t 
     return cs_w_cublasCgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, "libcublas.so.12", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasCgeqrfBatched, cublasCgeqrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgeqrfBatched(void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeqrfBatched, "libcublas.so.11", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasCgeqrfBatched, cublasCgeqrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -1125,6 +1377,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgerc_v2(void * handle, int32_t m, int32_t n, vo
     return cs_w_cublasCgerc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCgerc_v2, cublasCgerc_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgerc_v2(void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgerc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCgerc_v2, cublasCgerc_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgerc_v2_64(uint8_t via, void *realp, void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -1151,6 +1409,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgerc_v2_64(void * handle, int64_t m, int64_t n,
     return cs_w_cublasCgerc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCgerc_v2_64, cublasCgerc_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgerc_v2_64(void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgerc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgerc_v2_64, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCgerc_v2_64, cublasCgerc_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -1177,6 +1441,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgeru_v2(void * handle, int32_t m, int32_t n, vo
     return cs_w_cublasCgeru_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCgeru_v2, cublasCgeru_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgeru_v2(void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgeru_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCgeru_v2, cublasCgeru_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgeru_v2_64(uint8_t via, void *realp, void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -1203,6 +1473,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgeru_v2_64(void * handle, int64_t m, int64_t n,
     return cs_w_cublasCgeru_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCgeru_v2_64, cublasCgeru_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgeru_v2_64(void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgeru_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgeru_v2_64, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCgeru_v2_64, cublasCgeru_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrfBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
 {
@@ -1229,6 +1505,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgetrfBatched(void * handle, int32_t n, void * A
     return cs_w_cublasCgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasCgetrfBatched, cublasCgetrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgetrfBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgetrfBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasCgetrfBatched, cublasCgetrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetriBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
 {
@@ -1255,6 +1537,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgetriBatched(void * handle, int32_t n, void * A
     return cs_w_cublasCgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasCgetriBatched, cublasCgetriBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgetriBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgetriBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasCgetriBatched, cublasCgetriBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCgetrsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
 {
@@ -1281,6 +1569,12 @@ CS_EXPORT uint32_t cs_v12_cublasCgetrsBatched(void * handle, uint32_t trans, int
     return cs_w_cublasCgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, "libcublas.so.12", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasCgetrsBatched, cublasCgetrsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCgetrsBatched(void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCgetrsBatched, "libcublas.so.11", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasCgetrsBatched, cublasCgetrsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -1307,6 +1601,12 @@ CS_EXPORT uint32_t cs_v12_cublasChbmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasChbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasChbmv_v2, cublasChbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChbmv_v2(void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasChbmv_v2, cublasChbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -1333,6 +1633,12 @@ CS_EXPORT uint32_t cs_v12_cublasChbmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasChbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasChbmv_v2_64, cublasChbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChbmv_v2_64(void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasChbmv_v2_64, cublasChbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -1359,6 +1665,12 @@ CS_EXPORT uint32_t cs_v12_cublasChemm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasChemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasChemm_v2, cublasChemm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChemm_v2(void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasChemm_v2, cublasChemm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -1385,6 +1697,12 @@ CS_EXPORT uint32_t cs_v12_cublasChemm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasChemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasChemm_v2_64, cublasChemm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChemm_v2_64(void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasChemm_v2_64, cublasChemm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -1411,6 +1729,12 @@ CS_EXPORT uint32_t cs_v12_cublasChemv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasChemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasChemv_v2, cublasChemv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChemv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasChemv_v2, cublasChemv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChemv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -1437,6 +1761,12 @@ CS_EXPORT uint32_t cs_v12_cublasChemv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasChemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasChemv_v2_64, cublasChemv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChemv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChemv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasChemv_v2_64, cublasChemv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -1463,6 +1793,12 @@ CS_EXPORT uint32_t cs_v12_cublasCher2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasCher2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCher2_v2, cublasCher2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCher2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCher2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCher2_v2, cublasCher2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -1489,6 +1825,12 @@ CS_EXPORT uint32_t cs_v12_cublasCher2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasCher2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCher2_v2_64, cublasCher2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCher2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCher2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCher2_v2_64, cublasCher2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -1515,6 +1857,12 @@ CS_EXPORT uint32_t cs_v12_cublasCher2k_v2(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasCher2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCher2k_v2, cublasCher2k_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCher2k_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCher2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCher2k_v2, cublasCher2k_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher2k_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -1541,6 +1889,12 @@ CS_EXPORT uint32_t cs_v12_cublasCher2k_v2_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasCher2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCher2k_v2_64, cublasCher2k_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCher2k_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCher2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher2k_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCher2k_v2_64, cublasCher2k_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
 {
@@ -1567,6 +1921,12 @@ CS_EXPORT uint32_t cs_v12_cublasCher_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasCher_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasCher_v2, cublasCher_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCher_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCher_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasCher_v2, cublasCher_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCher_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
 {
@@ -1593,6 +1953,12 @@ CS_EXPORT uint32_t cs_v12_cublasCher_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasCher_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasCher_v2_64, cublasCher_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCher_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCher_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCher_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasCher_v2_64, cublasCher_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
@@ -1619,6 +1985,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherk3mEx(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasCherk3mEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCherk3mEx, cublasCherk3mEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherk3mEx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherk3mEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCherk3mEx, cublasCherk3mEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk3mEx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
 {
@@ -1645,6 +2017,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherk3mEx_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasCherk3mEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCherk3mEx_64, cublasCherk3mEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherk3mEx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherk3mEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk3mEx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCherk3mEx_64, cublasCherk3mEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
@@ -1671,6 +2049,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherkEx(void * handle, uint32_t uplo, uint32_t t
     return cs_w_cublasCherkEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkEx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCherkEx, cublasCherkEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherkEx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherkEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkEx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCherkEx, cublasCherkEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkEx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
 {
@@ -1697,6 +2081,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherkEx_64(void * handle, uint32_t uplo, uint32_
     return cs_w_cublasCherkEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCherkEx_64, cublasCherkEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherkEx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherkEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkEx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCherkEx_64, cublasCherkEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
 {
@@ -1723,6 +2113,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherk_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCherk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCherk_v2, cublasCherk_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherk_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCherk_v2, cublasCherk_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherk_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
 {
@@ -1749,6 +2145,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherk_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCherk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCherk_v2_64, cublasCherk_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherk_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherk_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCherk_v2_64, cublasCherk_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -1775,6 +2177,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherkx(void * handle, uint32_t uplo, uint32_t tr
     return cs_w_cublasCherkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCherkx, cublasCherkx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherkx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCherkx, cublasCherkx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCherkx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -1801,6 +2209,12 @@ CS_EXPORT uint32_t cs_v12_cublasCherkx_64(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasCherkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCherkx_64, cublasCherkx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCherkx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCherkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCherkx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCherkx_64, cublasCherkx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -1827,6 +2241,12 @@ CS_EXPORT uint32_t cs_v12_cublasChpmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasChpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasChpmv_v2, cublasChpmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChpmv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasChpmv_v2, cublasChpmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -1853,6 +2273,12 @@ CS_EXPORT uint32_t cs_v12_cublasChpmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasChpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasChpmv_v2_64, cublasChpmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChpmv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasChpmv_v2_64, cublasChpmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
 {
@@ -1879,6 +2305,12 @@ CS_EXPORT uint32_t cs_v12_cublasChpr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasChpr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasChpr2_v2, cublasChpr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChpr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChpr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasChpr2_v2, cublasChpr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
 {
@@ -1905,6 +2337,12 @@ CS_EXPORT uint32_t cs_v12_cublasChpr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasChpr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasChpr2_v2_64, cublasChpr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChpr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChpr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasChpr2_v2_64, cublasChpr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
 {
@@ -1931,6 +2369,12 @@ CS_EXPORT uint32_t cs_v12_cublasChpr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasChpr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasChpr_v2, cublasChpr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChpr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChpr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasChpr_v2, cublasChpr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasChpr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
 {
@@ -1957,6 +2401,12 @@ CS_EXPORT uint32_t cs_v12_cublasChpr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasChpr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasChpr_v2_64, cublasChpr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasChpr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasChpr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasChpr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasChpr_v2_64, cublasChpr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCmatinvBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
 {
@@ -1983,6 +2433,12 @@ CS_EXPORT uint32_t cs_v12_cublasCmatinvBatched(void * handle, int32_t n, void * 
     return cs_w_cublasCmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, "libcublas.so.12", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasCmatinvBatched, cublasCmatinvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCmatinvBatched(void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCmatinvBatched, "libcublas.so.11", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasCmatinvBatched, cublasCmatinvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy)
 {
@@ -2009,6 +2465,12 @@ CS_EXPORT uint32_t cs_v12_cublasCopyEx(void * handle, int32_t n, void * x, uint3
     return cs_w_cublasCopyEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCopyEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy);
 }
 __asm__(".symver cs_v12_cublasCopyEx, cublasCopyEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCopyEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCopyEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCopyEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy);
+}
+__asm__(".symver cs_v11_cublasCopyEx, cublasCopyEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCopyEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy)
 {
@@ -2035,6 +2497,12 @@ CS_EXPORT uint32_t cs_v12_cublasCopyEx_64(void * handle, int64_t n, void * x, ui
     return cs_w_cublasCopyEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy);
 }
 __asm__(".symver cs_v12_cublasCopyEx_64, cublasCopyEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCopyEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCopyEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCopyEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy);
+}
+__asm__(".symver cs_v11_cublasCopyEx_64, cublasCopyEx_64@libcublas.so.11");
 
 void cs_hook_cublasCreate(struct cs_thread *t, struct cs_event *ev, void *);
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCreate_v2(uint8_t via, void *realp, void * handle)
@@ -2063,6 +2531,12 @@ CS_EXPORT uint32_t cs_v12_cublasCreate_v2(void * handle)
     return cs_w_cublasCreate_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCreate_v2, "libcublas.so.12", &slot), handle);
 }
 __asm__(".symver cs_v12_cublasCreate_v2, cublasCreate_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCreate_v2(void * handle)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCreate_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCreate_v2, "libcublas.so.11", &slot), handle);
+}
+__asm__(".symver cs_v11_cublasCreate_v2, cublasCreate_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
 {
@@ -2089,6 +2563,12 @@ CS_EXPORT uint32_t cs_v12_cublasCrot_v2(void * handle, int32_t n, void * x, int3
     return cs_w_cublasCrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasCrot_v2, cublasCrot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCrot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasCrot_v2, cublasCrot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
 {
@@ -2115,6 +2595,12 @@ CS_EXPORT uint32_t cs_v12_cublasCrot_v2_64(void * handle, int64_t n, void * x, i
     return cs_w_cublasCrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasCrot_v2_64, cublasCrot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCrot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCrot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasCrot_v2_64, cublasCrot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCrotg_v2(uint8_t via, void *realp, void * handle, void * a, void * b, void * c, void * s)
 {
@@ -2141,6 +2627,12 @@ CS_EXPORT uint32_t cs_v12_cublasCrotg_v2(void * handle, void * a, void * b, void
     return cs_w_cublasCrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, "libcublas.so.12", &slot), handle, a, b, c, s);
 }
 __asm__(".symver cs_v12_cublasCrotg_v2, cublasCrotg_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCrotg_v2(void * handle, void * a, void * b, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCrotg_v2, "libcublas.so.11", &slot), handle, a, b, c, s);
+}
+__asm__(".symver cs_v11_cublasCrotg_v2, cublasCrotg_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx)
 {
@@ -2167,6 +2659,12 @@ CS_EXPORT uint32_t cs_v12_cublasCscal_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasCscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasCscal_v2, cublasCscal_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCscal_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasCscal_v2, cublasCscal_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCscal_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx)
 {
@@ -2193,6 +2691,12 @@ CS_EXPORT uint32_t cs_v12_cublasCscal_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasCscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasCscal_v2_64, cublasCscal_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCscal_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCscal_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasCscal_v2_64, cublasCscal_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
 {
@@ -2219,6 +2723,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsrot_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasCsrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasCsrot_v2, cublasCsrot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsrot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasCsrot_v2, cublasCsrot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsrot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
 {
@@ -2245,6 +2755,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsrot_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasCsrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasCsrot_v2_64, cublasCsrot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsrot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsrot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasCsrot_v2_64, cublasCsrot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx)
 {
@@ -2271,6 +2787,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsscal_v2(void * handle, int32_t n, void * alpha
     return cs_w_cublasCsscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasCsscal_v2, cublasCsscal_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsscal_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasCsscal_v2, cublasCsscal_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsscal_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx)
 {
@@ -2297,6 +2819,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsscal_v2_64(void * handle, int64_t n, void * al
     return cs_w_cublasCsscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasCsscal_v2_64, cublasCsscal_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsscal_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsscal_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasCsscal_v2_64, cublasCsscal_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -2323,6 +2851,12 @@ CS_EXPORT uint32_t cs_v12_cublasCswap_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasCswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasCswap_v2, cublasCswap_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCswap_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasCswap_v2, cublasCswap_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCswap_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -2349,6 +2883,12 @@ CS_EXPORT uint32_t cs_v12_cublasCswap_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasCswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasCswap_v2_64, cublasCswap_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCswap_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCswap_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasCswap_v2_64, cublasCswap_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -2375,6 +2915,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsymm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasCsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsymm_v2, cublasCsymm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsymm_v2(void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsymm_v2, cublasCsymm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -2401,6 +2947,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsymm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasCsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsymm_v2_64, cublasCsymm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsymm_v2_64(void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsymm_v2_64, cublasCsymm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -2427,6 +2979,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsymv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasCsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasCsymv_v2, cublasCsymv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsymv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasCsymv_v2, cublasCsymv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsymv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -2453,6 +3011,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsymv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasCsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasCsymv_v2_64, cublasCsymv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsymv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsymv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasCsymv_v2_64, cublasCsymv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -2479,6 +3043,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasCsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCsyr2_v2, cublasCsyr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCsyr2_v2, cublasCsyr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -2505,6 +3075,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasCsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasCsyr2_v2_64, cublasCsyr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasCsyr2_v2_64, cublasCsyr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -2531,6 +3107,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyr2k_v2(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasCsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyr2k_v2, cublasCsyr2k_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyr2k_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyr2k_v2, cublasCsyr2k_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr2k_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -2557,6 +3139,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyr2k_v2_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasCsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyr2k_v2_64, cublasCsyr2k_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyr2k_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr2k_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyr2k_v2_64, cublasCsyr2k_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
 {
@@ -2583,6 +3171,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasCsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasCsyr_v2, cublasCsyr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasCsyr_v2, cublasCsyr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
 {
@@ -2609,6 +3203,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasCsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasCsyr_v2_64, cublasCsyr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasCsyr_v2_64, cublasCsyr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
@@ -2635,6 +3235,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrk3mEx(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasCsyrk3mEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrk3mEx, cublasCsyrk3mEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrk3mEx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrk3mEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrk3mEx, cublasCsyrk3mEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk3mEx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
 {
@@ -2661,6 +3267,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrk3mEx_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasCsyrk3mEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrk3mEx_64, cublasCsyrk3mEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrk3mEx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrk3mEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk3mEx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrk3mEx_64, cublasCsyrk3mEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
@@ -2687,6 +3299,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrkEx(void * handle, uint32_t uplo, uint32_t t
     return cs_w_cublasCsyrkEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrkEx, cublasCsyrkEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrkEx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * beta, void * C, uint32_t Ctype, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrkEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrkEx, cublasCsyrkEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkEx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
 {
@@ -2713,6 +3331,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrkEx_64(void * handle, uint32_t uplo, uint32_
     return cs_w_cublasCsyrkEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrkEx_64, cublasCsyrkEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrkEx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * beta, void * C, uint32_t Ctype, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrkEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkEx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrkEx_64, cublasCsyrkEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
 {
@@ -2739,6 +3363,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrk_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrk_v2, cublasCsyrk_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrk_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrk_v2, cublasCsyrk_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrk_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
 {
@@ -2765,6 +3395,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrk_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrk_v2_64, cublasCsyrk_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrk_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrk_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrk_v2_64, cublasCsyrk_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -2791,6 +3427,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrkx(void * handle, uint32_t uplo, uint32_t tr
     return cs_w_cublasCsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrkx, cublasCsyrkx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrkx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrkx, cublasCsyrkx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCsyrkx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -2817,6 +3459,12 @@ CS_EXPORT uint32_t cs_v12_cublasCsyrkx_64(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasCsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCsyrkx_64, cublasCsyrkx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCsyrkx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCsyrkx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCsyrkx_64, cublasCsyrkx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -2843,6 +3491,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtbmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCtbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtbmv_v2, cublasCtbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtbmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtbmv_v2, cublasCtbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -2869,6 +3523,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtbmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCtbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtbmv_v2_64, cublasCtbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtbmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtbmv_v2_64, cublasCtbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -2895,6 +3555,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtbsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCtbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtbsv_v2, cublasCtbsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtbsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtbsv_v2, cublasCtbsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtbsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -2921,6 +3587,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtbsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCtbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtbsv_v2_64, cublasCtbsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtbsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtbsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtbsv_v2_64, cublasCtbsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -2947,6 +3619,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtpmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCtpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtpmv_v2, cublasCtpmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtpmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtpmv_v2, cublasCtpmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -2973,6 +3651,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtpmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCtpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtpmv_v2_64, cublasCtpmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtpmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtpmv_v2_64, cublasCtpmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -2999,6 +3683,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtpsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCtpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtpsv_v2, cublasCtpsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtpsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtpsv_v2, cublasCtpsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -3025,6 +3715,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtpsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCtpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtpsv_v2_64, cublasCtpsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtpsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtpsv_v2_64, cublasCtpsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtpttr(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
 {
@@ -3051,6 +3747,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtpttr(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasCtpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpttr, "libcublas.so.12", &slot), handle, uplo, n, AP, A, lda);
 }
 __asm__(".symver cs_v12_cublasCtpttr, cublasCtpttr@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtpttr(void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtpttr, "libcublas.so.11", &slot), handle, uplo, n, AP, A, lda);
+}
+__asm__(".symver cs_v11_cublasCtpttr, cublasCtpttr@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -3077,6 +3779,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrmm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasCtrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCtrmm_v2, cublasCtrmm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrmm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCtrmm_v2, cublasCtrmm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -3103,6 +3811,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrmm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasCtrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasCtrmm_v2_64, cublasCtrmm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrmm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasCtrmm_v2_64, cublasCtrmm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -3129,6 +3843,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCtrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtrmv_v2, cublasCtrmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtrmv_v2, cublasCtrmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -3155,6 +3875,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCtrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtrmv_v2_64, cublasCtrmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtrmv_v2_64, cublasCtrmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
 {
@@ -3181,6 +3907,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrsmBatched(void * handle, uint32_t side, uint3
     return cs_w_cublasCtrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasCtrsmBatched, cublasCtrsmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrsmBatched(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasCtrsmBatched, cublasCtrsmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsmBatched_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
 {
@@ -3207,6 +3939,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrsmBatched_64(void * handle, uint32_t side, ui
     return cs_w_cublasCtrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasCtrsmBatched_64, cublasCtrsmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrsmBatched_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsmBatched_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasCtrsmBatched_64, cublasCtrsmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
 {
@@ -3233,6 +3971,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrsm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasCtrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasCtrsm_v2, cublasCtrsm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrsm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasCtrsm_v2, cublasCtrsm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
 {
@@ -3259,6 +4003,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrsm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasCtrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasCtrsm_v2_64, cublasCtrsm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrsm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasCtrsm_v2_64, cublasCtrsm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -3285,6 +4035,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasCtrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtrsv_v2, cublasCtrsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtrsv_v2, cublasCtrsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -3311,6 +4067,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasCtrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasCtrsv_v2_64, cublasCtrsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasCtrsv_v2_64, cublasCtrsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasCtrttp(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
 {
@@ -3337,6 +4099,12 @@ CS_EXPORT uint32_t cs_v12_cublasCtrttp(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasCtrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrttp, "libcublas.so.12", &slot), handle, uplo, n, A, lda, AP);
 }
 __asm__(".symver cs_v12_cublasCtrttp, cublasCtrttp@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasCtrttp(void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasCtrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasCtrttp, "libcublas.so.11", &slot), handle, uplo, n, A, lda, AP);
+}
+__asm__(".symver cs_v11_cublasCtrttp, cublasCtrttp@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -3363,6 +4131,12 @@ CS_EXPORT uint32_t cs_v12_cublasDasum_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasDasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDasum_v2, cublasDasum_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDasum_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDasum_v2, cublasDasum_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDasum_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -3389,6 +4163,12 @@ CS_EXPORT uint32_t cs_v12_cublasDasum_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasDasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDasum_v2_64, cublasDasum_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDasum_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDasum_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDasum_v2_64, cublasDasum_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -3415,6 +4195,12 @@ CS_EXPORT uint32_t cs_v12_cublasDaxpy_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasDaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasDaxpy_v2, cublasDaxpy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDaxpy_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasDaxpy_v2, cublasDaxpy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDaxpy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -3441,6 +4227,12 @@ CS_EXPORT uint32_t cs_v12_cublasDaxpy_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasDaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasDaxpy_v2_64, cublasDaxpy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDaxpy_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDaxpy_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasDaxpy_v2_64, cublasDaxpy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -3467,6 +4259,12 @@ CS_EXPORT uint32_t cs_v12_cublasDcopy_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasDcopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasDcopy_v2, cublasDcopy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDcopy_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDcopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasDcopy_v2, cublasDcopy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDcopy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -3493,6 +4291,12 @@ CS_EXPORT uint32_t cs_v12_cublasDcopy_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasDcopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasDcopy_v2_64, cublasDcopy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDcopy_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDcopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDcopy_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasDcopy_v2_64, cublasDcopy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm(uint8_t via, void *realp, void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
 {
@@ -3519,6 +4323,12 @@ CS_EXPORT uint32_t cs_v12_cublasDdgmm(void * handle, uint32_t mode, int32_t m, i
     return cs_w_cublasDdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdgmm, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDdgmm, cublasDdgmm@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDdgmm(void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdgmm, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDdgmm, cublasDdgmm@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdgmm_64(uint8_t via, void *realp, void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
 {
@@ -3545,6 +4355,12 @@ CS_EXPORT uint32_t cs_v12_cublasDdgmm_64(void * handle, uint32_t mode, int64_t m
     return cs_w_cublasDdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDdgmm_64, cublasDdgmm_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDdgmm_64(void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdgmm_64, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDdgmm_64, cublasDdgmm_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
 {
@@ -3571,6 +4387,12 @@ CS_EXPORT uint32_t cs_v12_cublasDdot_v2(void * handle, int32_t n, void * x, int3
     return cs_w_cublasDdot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasDdot_v2, cublasDdot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDdot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDdot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasDdot_v2, cublasDdot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDdot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
 {
@@ -3597,6 +4419,12 @@ CS_EXPORT uint32_t cs_v12_cublasDdot_v2_64(void * handle, int64_t n, void * x, i
     return cs_w_cublasDdot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasDdot_v2_64, cublasDdot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDdot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDdot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDdot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasDdot_v2_64, cublasDdot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDestroy_v2(uint8_t via, void *realp, void * handle)
 {
@@ -3623,6 +4451,12 @@ CS_EXPORT uint32_t cs_v12_cublasDestroy_v2(void * handle)
     return cs_w_cublasDestroy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, "libcublas.so.12", &slot), handle);
 }
 __asm__(".symver cs_v12_cublasDestroy_v2, cublasDestroy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDestroy_v2(void * handle)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDestroy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDestroy_v2, "libcublas.so.11", &slot), handle);
+}
+__asm__(".symver cs_v11_cublasDestroy_v2, cublasDestroy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -3649,6 +4483,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgbmv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasDgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDgbmv_v2, cublasDgbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgbmv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDgbmv_v2, cublasDgbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -3675,6 +4515,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgbmv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasDgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDgbmv_v2_64, cublasDgbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgbmv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgbmv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDgbmv_v2_64, cublasDgbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -3701,6 +4547,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgeam(void * handle, uint32_t transa, uint32_t t
     return cs_w_cublasDgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgeam, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDgeam, cublasDgeam@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgeam(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgeam, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDgeam, cublasDgeam@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeam_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -3727,6 +4579,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgeam_64(void * handle, uint32_t transa, uint32_
     return cs_w_cublasDgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgeam_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDgeam_64, cublasDgeam_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgeam_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgeam_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDgeam_64, cublasDgeam_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgelsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
 {
@@ -3753,6 +4611,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgelsBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasDgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, "libcublas.so.12", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
 }
 __asm__(".symver cs_v12_cublasDgelsBatched, cublasDgelsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgelsBatched(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgelsBatched, "libcublas.so.11", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+}
+__asm__(".symver cs_v11_cublasDgelsBatched, cublasDgelsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
 {
@@ -3779,6 +4643,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemmBatched(void * handle, uint32_t transa, uin
     return cs_w_cublasDgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemmBatched, cublasDgemmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemmBatched, cublasDgemmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
 {
@@ -3805,6 +4675,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemmBatched_64(void * handle, uint32_t transa, 
     return cs_w_cublasDgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemmBatched_64, cublasDgemmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemmBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemmBatched_64, cublasDgemmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBatched(uint8_t via, void *realp, void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int32_t group_count, void * group_size)
 {
@@ -3831,6 +4707,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemmGroupedBatched(void * handle, void * transa
     return cs_w_cublasDgemmGroupedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, "libcublas.so.12", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
 }
 __asm__(".symver cs_v12_cublasDgemmGroupedBatched, cublasDgemmGroupedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemmGroupedBatched(void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int32_t group_count, void * group_size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemmGroupedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+}
+__asm__(".symver cs_v11_cublasDgemmGroupedBatched, cublasDgemmGroupedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmGroupedBatched_64(uint8_t via, void *realp, void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int64_t group_count, void * group_size)
 {
@@ -3857,6 +4739,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemmGroupedBatched_64(void * handle, void * tra
     return cs_w_cublasDgemmGroupedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, "libcublas.so.12", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
 }
 __asm__(".symver cs_v12_cublasDgemmGroupedBatched_64, cublasDgemmGroupedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemmGroupedBatched_64(void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int64_t group_count, void * group_size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemmGroupedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmGroupedBatched_64, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+}
+__asm__(".symver cs_v11_cublasDgemmGroupedBatched_64, cublasDgemmGroupedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
 {
@@ -3883,6 +4771,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemmStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasDgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemmStridedBatched, cublasDgemmStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemmStridedBatched, cublasDgemmStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemmStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
 {
@@ -3909,6 +4803,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemmStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasDgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemmStridedBatched_64, cublasDgemmStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemmStridedBatched_64, cublasDgemmStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -3935,6 +4835,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemm_v2(void * handle, uint32_t transa, uint32_
     return cs_w_cublasDgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDgemm_v2, cublasDgemm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDgemm_v2, cublasDgemm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemm_v2_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -3961,6 +4867,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemm_v2_64(void * handle, uint32_t transa, uint
     return cs_w_cublasDgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDgemm_v2_64, cublasDgemm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDgemm_v2_64, cublasDgemm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
 {
@@ -3987,6 +4899,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemvBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasDgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemvBatched, cublasDgemvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemvBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemvBatched, cublasDgemvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
 {
@@ -4013,6 +4931,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemvBatched_64(void * handle, uint32_t trans, i
     return cs_w_cublasDgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemvBatched_64, cublasDgemvBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemvBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemvBatched_64, cublasDgemvBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
 {
@@ -4039,6 +4963,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemvStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasDgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemvStridedBatched, cublasDgemvStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemvStridedBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemvStridedBatched, cublasDgemvStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemvStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
 {
@@ -4065,6 +4995,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemvStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasDgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasDgemvStridedBatched_64, cublasDgemvStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemvStridedBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemvStridedBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasDgemvStridedBatched_64, cublasDgemvStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -4091,6 +5027,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasDgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDgemv_v2, cublasDgemv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDgemv_v2, cublasDgemv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgemv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -4117,6 +5059,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgemv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasDgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDgemv_v2_64, cublasDgemv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgemv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDgemv_v2_64, cublasDgemv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgeqrfBatched(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
 {
@@ -4143,6 +5091,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgeqrfBatched(void * handle, int32_t m, int32_t 
     return cs_w_cublasDgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, "libcublas.so.12", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasDgeqrfBatched, cublasDgeqrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgeqrfBatched(void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgeqrfBatched, "libcublas.so.11", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasDgeqrfBatched, cublasDgeqrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -4169,6 +5123,12 @@ CS_EXPORT uint32_t cs_v12_cublasDger_v2(void * handle, int32_t m, int32_t n, voi
     return cs_w_cublasDger_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDger_v2, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasDger_v2, cublasDger_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDger_v2(void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDger_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDger_v2, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasDger_v2, cublasDger_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDger_v2_64(uint8_t via, void *realp, void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -4195,6 +5155,12 @@ CS_EXPORT uint32_t cs_v12_cublasDger_v2_64(void * handle, int64_t m, int64_t n, 
     return cs_w_cublasDger_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasDger_v2_64, cublasDger_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDger_v2_64(void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDger_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDger_v2_64, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasDger_v2_64, cublasDger_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrfBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
 {
@@ -4221,6 +5187,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgetrfBatched(void * handle, int32_t n, void * A
     return cs_w_cublasDgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasDgetrfBatched, cublasDgetrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgetrfBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgetrfBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasDgetrfBatched, cublasDgetrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetriBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
 {
@@ -4247,6 +5219,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgetriBatched(void * handle, int32_t n, void * A
     return cs_w_cublasDgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasDgetriBatched, cublasDgetriBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgetriBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgetriBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasDgetriBatched, cublasDgetriBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDgetrsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
 {
@@ -4273,6 +5251,12 @@ CS_EXPORT uint32_t cs_v12_cublasDgetrsBatched(void * handle, uint32_t trans, int
     return cs_w_cublasDgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, "libcublas.so.12", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasDgetrsBatched, cublasDgetrsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDgetrsBatched(void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgetrsBatched, "libcublas.so.11", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasDgetrsBatched, cublasDgetrsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDmatinvBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
 {
@@ -4299,6 +5283,12 @@ CS_EXPORT uint32_t cs_v12_cublasDmatinvBatched(void * handle, int32_t n, void * 
     return cs_w_cublasDmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, "libcublas.so.12", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasDmatinvBatched, cublasDmatinvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDmatinvBatched(void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDmatinvBatched, "libcublas.so.11", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasDmatinvBatched, cublasDmatinvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -4325,6 +5315,12 @@ CS_EXPORT uint32_t cs_v12_cublasDnrm2_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasDnrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDnrm2_v2, cublasDnrm2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDnrm2_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDnrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDnrm2_v2, cublasDnrm2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDnrm2_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -4351,6 +5347,12 @@ CS_EXPORT uint32_t cs_v12_cublasDnrm2_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasDnrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDnrm2_v2_64, cublasDnrm2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDnrm2_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDnrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDnrm2_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDnrm2_v2_64, cublasDnrm2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * result, uint32_t resultType, uint32_t executionType)
 {
@@ -4377,6 +5379,12 @@ CS_EXPORT uint32_t cs_v12_cublasDotEx(void * handle, int32_t n, void * x, uint32
     return cs_w_cublasDotEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
 }
 __asm__(".symver cs_v12_cublasDotEx, cublasDotEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDotEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * result, uint32_t resultType, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDotEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+}
+__asm__(".symver cs_v11_cublasDotEx, cublasDotEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * result, uint32_t resultType, uint32_t executionType)
 {
@@ -4403,6 +5411,12 @@ CS_EXPORT uint32_t cs_v12_cublasDotEx_64(void * handle, int64_t n, void * x, uin
     return cs_w_cublasDotEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
 }
 __asm__(".symver cs_v12_cublasDotEx_64, cublasDotEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDotEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * result, uint32_t resultType, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDotEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+}
+__asm__(".symver cs_v11_cublasDotEx_64, cublasDotEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * result, uint32_t resultType, uint32_t executionType)
 {
@@ -4429,6 +5443,12 @@ CS_EXPORT uint32_t cs_v12_cublasDotcEx(void * handle, int32_t n, void * x, uint3
     return cs_w_cublasDotcEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotcEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
 }
 __asm__(".symver cs_v12_cublasDotcEx, cublasDotcEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDotcEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * result, uint32_t resultType, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDotcEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotcEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+}
+__asm__(".symver cs_v11_cublasDotcEx, cublasDotcEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDotcEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * result, uint32_t resultType, uint32_t executionType)
 {
@@ -4455,6 +5475,12 @@ CS_EXPORT uint32_t cs_v12_cublasDotcEx_64(void * handle, int64_t n, void * x, ui
     return cs_w_cublasDotcEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
 }
 __asm__(".symver cs_v12_cublasDotcEx_64, cublasDotcEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDotcEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * result, uint32_t resultType, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDotcEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDotcEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+}
+__asm__(".symver cs_v11_cublasDotcEx_64, cublasDotcEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
 {
@@ -4481,6 +5507,12 @@ CS_EXPORT uint32_t cs_v12_cublasDrot_v2(void * handle, int32_t n, void * x, int3
     return cs_w_cublasDrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasDrot_v2, cublasDrot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDrot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasDrot_v2, cublasDrot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
 {
@@ -4507,6 +5539,12 @@ CS_EXPORT uint32_t cs_v12_cublasDrot_v2_64(void * handle, int64_t n, void * x, i
     return cs_w_cublasDrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasDrot_v2_64, cublasDrot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDrot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasDrot_v2_64, cublasDrot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotg_v2(uint8_t via, void *realp, void * handle, void * a, void * b, void * c, void * s)
 {
@@ -4533,6 +5571,12 @@ CS_EXPORT uint32_t cs_v12_cublasDrotg_v2(void * handle, void * a, void * b, void
     return cs_w_cublasDrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, "libcublas.so.12", &slot), handle, a, b, c, s);
 }
 __asm__(".symver cs_v12_cublasDrotg_v2, cublasDrotg_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDrotg_v2(void * handle, void * a, void * b, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotg_v2, "libcublas.so.11", &slot), handle, a, b, c, s);
+}
+__asm__(".symver cs_v11_cublasDrotg_v2, cublasDrotg_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * param)
 {
@@ -4559,6 +5603,12 @@ CS_EXPORT uint32_t cs_v12_cublasDrotm_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasDrotm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, param);
 }
 __asm__(".symver cs_v12_cublasDrotm_v2, cublasDrotm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDrotm_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * param)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDrotm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, param);
+}
+__asm__(".symver cs_v11_cublasDrotm_v2, cublasDrotm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotm_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * param)
 {
@@ -4585,6 +5635,12 @@ CS_EXPORT uint32_t cs_v12_cublasDrotm_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasDrotm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, param);
 }
 __asm__(".symver cs_v12_cublasDrotm_v2_64, cublasDrotm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDrotm_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * param)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDrotm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotm_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, param);
+}
+__asm__(".symver cs_v11_cublasDrotm_v2_64, cublasDrotm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDrotmg_v2(uint8_t via, void *realp, void * handle, void * d1, void * d2, void * x1, void * y1, void * param)
 {
@@ -4611,6 +5667,12 @@ CS_EXPORT uint32_t cs_v12_cublasDrotmg_v2(void * handle, void * d1, void * d2, v
     return cs_w_cublasDrotmg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, "libcublas.so.12", &slot), handle, d1, d2, x1, y1, param);
 }
 __asm__(".symver cs_v12_cublasDrotmg_v2, cublasDrotmg_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDrotmg_v2(void * handle, void * d1, void * d2, void * x1, void * y1, void * param)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDrotmg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDrotmg_v2, "libcublas.so.11", &slot), handle, d1, d2, x1, y1, param);
+}
+__asm__(".symver cs_v11_cublasDrotmg_v2, cublasDrotmg_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -4637,6 +5699,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsbmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasDsbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDsbmv_v2, cublasDsbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsbmv_v2(void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDsbmv_v2, cublasDsbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -4663,6 +5731,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsbmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasDsbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDsbmv_v2_64, cublasDsbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsbmv_v2_64(void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDsbmv_v2_64, cublasDsbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx)
 {
@@ -4689,6 +5763,12 @@ CS_EXPORT uint32_t cs_v12_cublasDscal_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasDscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasDscal_v2, cublasDscal_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDscal_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasDscal_v2, cublasDscal_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDscal_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx)
 {
@@ -4715,6 +5795,12 @@ CS_EXPORT uint32_t cs_v12_cublasDscal_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasDscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasDscal_v2_64, cublasDscal_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDscal_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDscal_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasDscal_v2_64, cublasDscal_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -4741,6 +5827,12 @@ CS_EXPORT uint32_t cs_v12_cublasDspmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasDspmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDspmv_v2, cublasDspmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDspmv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDspmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDspmv_v2, cublasDspmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -4767,6 +5859,12 @@ CS_EXPORT uint32_t cs_v12_cublasDspmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasDspmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDspmv_v2_64, cublasDspmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDspmv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDspmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDspmv_v2_64, cublasDspmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
 {
@@ -4793,6 +5891,12 @@ CS_EXPORT uint32_t cs_v12_cublasDspr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasDspr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasDspr2_v2, cublasDspr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDspr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDspr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasDspr2_v2, cublasDspr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
 {
@@ -4819,6 +5923,12 @@ CS_EXPORT uint32_t cs_v12_cublasDspr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasDspr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasDspr2_v2_64, cublasDspr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDspr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDspr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasDspr2_v2_64, cublasDspr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
 {
@@ -4845,6 +5955,12 @@ CS_EXPORT uint32_t cs_v12_cublasDspr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasDspr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasDspr_v2, cublasDspr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDspr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDspr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasDspr_v2, cublasDspr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDspr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
 {
@@ -4871,6 +5987,12 @@ CS_EXPORT uint32_t cs_v12_cublasDspr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasDspr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasDspr_v2_64, cublasDspr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDspr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDspr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDspr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasDspr_v2_64, cublasDspr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -4897,6 +6019,12 @@ CS_EXPORT uint32_t cs_v12_cublasDswap_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasDswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasDswap_v2, cublasDswap_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDswap_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasDswap_v2, cublasDswap_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDswap_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -4923,6 +6051,12 @@ CS_EXPORT uint32_t cs_v12_cublasDswap_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasDswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasDswap_v2_64, cublasDswap_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDswap_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDswap_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasDswap_v2_64, cublasDswap_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -4949,6 +6083,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsymm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasDsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsymm_v2, cublasDsymm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsymm_v2(void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsymm_v2, cublasDsymm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -4975,6 +6115,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsymm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasDsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsymm_v2_64, cublasDsymm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsymm_v2_64(void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsymm_v2_64, cublasDsymm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -5001,6 +6147,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsymv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasDsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDsymv_v2, cublasDsymv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsymv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDsymv_v2, cublasDsymv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsymv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -5027,6 +6179,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsymv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasDsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasDsymv_v2_64, cublasDsymv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsymv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsymv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasDsymv_v2_64, cublasDsymv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -5053,6 +6211,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasDsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasDsyr2_v2, cublasDsyr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasDsyr2_v2, cublasDsyr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -5079,6 +6243,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasDsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasDsyr2_v2_64, cublasDsyr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasDsyr2_v2_64, cublasDsyr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -5105,6 +6275,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyr2k_v2(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasDsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsyr2k_v2, cublasDsyr2k_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyr2k_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsyr2k_v2, cublasDsyr2k_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr2k_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -5131,6 +6307,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyr2k_v2_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasDsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsyr2k_v2_64, cublasDsyr2k_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyr2k_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr2k_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsyr2k_v2_64, cublasDsyr2k_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
 {
@@ -5157,6 +6339,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasDsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasDsyr_v2, cublasDsyr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasDsyr_v2, cublasDsyr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
 {
@@ -5183,6 +6371,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasDsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasDsyr_v2_64, cublasDsyr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasDsyr_v2_64, cublasDsyr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
 {
@@ -5209,6 +6403,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyrk_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasDsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsyrk_v2, cublasDsyrk_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyrk_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsyrk_v2, cublasDsyrk_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrk_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
 {
@@ -5235,6 +6435,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyrk_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasDsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsyrk_v2_64, cublasDsyrk_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyrk_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrk_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsyrk_v2_64, cublasDsyrk_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -5261,6 +6467,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyrkx(void * handle, uint32_t uplo, uint32_t tr
     return cs_w_cublasDsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsyrkx, cublasDsyrkx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyrkx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsyrkx, cublasDsyrkx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDsyrkx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -5287,6 +6499,12 @@ CS_EXPORT uint32_t cs_v12_cublasDsyrkx_64(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasDsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDsyrkx_64, cublasDsyrkx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDsyrkx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDsyrkx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDsyrkx_64, cublasDsyrkx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -5313,6 +6531,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtbmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasDtbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtbmv_v2, cublasDtbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtbmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtbmv_v2, cublasDtbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -5339,6 +6563,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtbmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasDtbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtbmv_v2_64, cublasDtbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtbmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtbmv_v2_64, cublasDtbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -5365,6 +6595,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtbsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasDtbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtbsv_v2, cublasDtbsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtbsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtbsv_v2, cublasDtbsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtbsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -5391,6 +6627,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtbsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasDtbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtbsv_v2_64, cublasDtbsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtbsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtbsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtbsv_v2_64, cublasDtbsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -5417,6 +6659,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtpmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasDtpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtpmv_v2, cublasDtpmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtpmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtpmv_v2, cublasDtpmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -5443,6 +6691,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtpmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasDtpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtpmv_v2_64, cublasDtpmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtpmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtpmv_v2_64, cublasDtpmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -5469,6 +6723,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtpsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasDtpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtpsv_v2, cublasDtpsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtpsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtpsv_v2, cublasDtpsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -5495,6 +6755,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtpsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasDtpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtpsv_v2_64, cublasDtpsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtpsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtpsv_v2_64, cublasDtpsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtpttr(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
 {
@@ -5521,6 +6787,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtpttr(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasDtpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpttr, "libcublas.so.12", &slot), handle, uplo, n, AP, A, lda);
 }
 __asm__(".symver cs_v12_cublasDtpttr, cublasDtpttr@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtpttr(void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtpttr, "libcublas.so.11", &slot), handle, uplo, n, AP, A, lda);
+}
+__asm__(".symver cs_v11_cublasDtpttr, cublasDtpttr@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -5547,6 +6819,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrmm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasDtrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDtrmm_v2, cublasDtrmm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrmm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDtrmm_v2, cublasDtrmm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -5573,6 +6851,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrmm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasDtrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasDtrmm_v2_64, cublasDtrmm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrmm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasDtrmm_v2_64, cublasDtrmm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -5599,6 +6883,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasDtrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtrmv_v2, cublasDtrmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtrmv_v2, cublasDtrmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -5625,6 +6915,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasDtrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtrmv_v2_64, cublasDtrmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtrmv_v2_64, cublasDtrmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
 {
@@ -5651,6 +6947,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrsmBatched(void * handle, uint32_t side, uint3
     return cs_w_cublasDtrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasDtrsmBatched, cublasDtrsmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrsmBatched(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasDtrsmBatched, cublasDtrsmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsmBatched_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
 {
@@ -5677,6 +6979,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrsmBatched_64(void * handle, uint32_t side, ui
     return cs_w_cublasDtrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasDtrsmBatched_64, cublasDtrsmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrsmBatched_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsmBatched_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasDtrsmBatched_64, cublasDtrsmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
 {
@@ -5703,6 +7011,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrsm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasDtrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasDtrsm_v2, cublasDtrsm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrsm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasDtrsm_v2, cublasDtrsm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
 {
@@ -5729,6 +7043,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrsm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasDtrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasDtrsm_v2_64, cublasDtrsm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrsm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasDtrsm_v2_64, cublasDtrsm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -5755,6 +7075,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasDtrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtrsv_v2, cublasDtrsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtrsv_v2, cublasDtrsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -5781,6 +7107,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasDtrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasDtrsv_v2_64, cublasDtrsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasDtrsv_v2_64, cublasDtrsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDtrttp(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
 {
@@ -5807,6 +7139,12 @@ CS_EXPORT uint32_t cs_v12_cublasDtrttp(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasDtrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrttp, "libcublas.so.12", &slot), handle, uplo, n, A, lda, AP);
 }
 __asm__(".symver cs_v12_cublasDtrttp, cublasDtrttp@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDtrttp(void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDtrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDtrttp, "libcublas.so.11", &slot), handle, uplo, n, A, lda, AP);
+}
+__asm__(".symver cs_v11_cublasDtrttp, cublasDtrttp@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -5833,6 +7171,12 @@ CS_EXPORT uint32_t cs_v12_cublasDzasum_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasDzasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDzasum_v2, cublasDzasum_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDzasum_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDzasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDzasum_v2, cublasDzasum_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDzasum_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -5859,6 +7203,12 @@ CS_EXPORT uint32_t cs_v12_cublasDzasum_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasDzasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDzasum_v2_64, cublasDzasum_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDzasum_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDzasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDzasum_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDzasum_v2_64, cublasDzasum_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -5885,6 +7235,12 @@ CS_EXPORT uint32_t cs_v12_cublasDznrm2_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasDznrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDznrm2_v2, cublasDznrm2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDznrm2_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDznrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDznrm2_v2, cublasDznrm2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasDznrm2_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -5911,6 +7267,12 @@ CS_EXPORT uint32_t cs_v12_cublasDznrm2_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasDznrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasDznrm2_v2_64, cublasDznrm2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasDznrm2_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasDznrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasDznrm2_v2_64, cublasDznrm2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo)
 {
@@ -5937,6 +7299,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmBatchedEx(void * handle, uint32_t transa, ui
     return cs_w_cublasGemmBatchedEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
 }
 __asm__(".symver cs_v12_cublasGemmBatchedEx, cublasGemmBatchedEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmBatchedEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
+}
+__asm__(".symver cs_v11_cublasGemmBatchedEx, cublasGemmBatchedEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmBatchedEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, uint32_t Atype, int64_t lda, void * Barray, uint32_t Btype, int64_t ldb, void * beta, void * Carray, uint32_t Ctype, int64_t ldc, int64_t batchCount, uint32_t computeType, int32_t algo)
 {
@@ -5963,6 +7331,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmBatchedEx_64(void * handle, uint32_t transa,
     return cs_w_cublasGemmBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
 }
 __asm__(".symver cs_v12_cublasGemmBatchedEx_64, cublasGemmBatchedEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, uint32_t Atype, int64_t lda, void * Barray, uint32_t Btype, int64_t ldb, void * beta, void * Carray, uint32_t Ctype, int64_t ldc, int64_t batchCount, uint32_t computeType, int32_t algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
+}
+__asm__(".symver cs_v11_cublasGemmBatchedEx_64, cublasGemmBatchedEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo)
 {
@@ -5989,6 +7363,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmEx(void * handle, uint32_t transa, uint32_t 
     return cs_w_cublasGemmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmEx, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 __asm__(".symver cs_v12_cublasGemmEx, cublasGemmEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+}
+__asm__(".symver cs_v11_cublasGemmEx, cublasGemmEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo)
 {
@@ -6015,6 +7395,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmEx_64(void * handle, uint32_t transa, uint32
     return cs_w_cublasGemmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 __asm__(".symver cs_v12_cublasGemmEx_64, cublasGemmEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+}
+__asm__(".symver cs_v11_cublasGemmEx_64, cublasGemmEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatchedEx(uint8_t via, void *realp, void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, uint32_t Atype, void * lda_array, void * Barray, uint32_t Btype, void * ldb_array, void * beta_array, void * Carray, uint32_t Ctype, void * ldc_array, int32_t group_count, void * group_size, uint32_t computeType)
 {
@@ -6041,6 +7427,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmGroupedBatchedEx(void * handle, void * trans
     return cs_w_cublasGemmGroupedBatchedEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, "libcublas.so.12", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
 }
 __asm__(".symver cs_v12_cublasGemmGroupedBatchedEx, cublasGemmGroupedBatchedEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmGroupedBatchedEx(void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, uint32_t Atype, void * lda_array, void * Barray, uint32_t Btype, void * ldb_array, void * beta_array, void * Carray, uint32_t Ctype, void * ldc_array, int32_t group_count, void * group_size, uint32_t computeType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmGroupedBatchedEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
+}
+__asm__(".symver cs_v11_cublasGemmGroupedBatchedEx, cublasGemmGroupedBatchedEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmGroupedBatchedEx_64(uint8_t via, void *realp, void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, uint32_t Atype, void * lda_array, void * Barray, uint32_t Btype, void * ldb_array, void * beta_array, void * Carray, uint32_t Ctype, void * ldc_array, int64_t group_count, void * group_size, uint32_t computeType)
 {
@@ -6067,6 +7459,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmGroupedBatchedEx_64(void * handle, void * tr
     return cs_w_cublasGemmGroupedBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, "libcublas.so.12", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
 }
 __asm__(".symver cs_v12_cublasGemmGroupedBatchedEx_64, cublasGemmGroupedBatchedEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmGroupedBatchedEx_64(void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, uint32_t Atype, void * lda_array, void * Barray, uint32_t Btype, void * ldb_array, void * beta_array, void * Carray, uint32_t Ctype, void * ldc_array, int64_t group_count, void * group_size, uint32_t computeType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmGroupedBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
+}
+__asm__(".symver cs_v11_cublasGemmGroupedBatchedEx_64, cublasGemmGroupedBatchedEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatchedEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo)
 {
@@ -6093,6 +7491,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmStridedBatchedEx(void * handle, uint32_t tra
     return cs_w_cublasGemmStridedBatchedEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 __asm__(".symver cs_v12_cublasGemmStridedBatchedEx, cublasGemmStridedBatchedEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmStridedBatchedEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+}
+__asm__(".symver cs_v11_cublasGemmStridedBatchedEx, cublasGemmStridedBatchedEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGemmStridedBatchedEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo)
 {
@@ -6119,6 +7523,12 @@ CS_EXPORT uint32_t cs_v12_cublasGemmStridedBatchedEx_64(void * handle, uint32_t 
     return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 __asm__(".symver cs_v12_cublasGemmStridedBatchedEx_64, cublasGemmStridedBatchedEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+}
+__asm__(".symver cs_v11_cublasGemmStridedBatchedEx_64, cublasGemmStridedBatchedEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetAtomicsMode(uint8_t via, void *realp, void * handle, void * mode)
 {
@@ -6145,6 +7555,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetAtomicsMode(void * handle, void * mode)
     return cs_w_cublasGetAtomicsMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, "libcublas.so.12", &slot), handle, mode);
 }
 __asm__(".symver cs_v12_cublasGetAtomicsMode, cublasGetAtomicsMode@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetAtomicsMode(void * handle, void * mode)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetAtomicsMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetAtomicsMode, "libcublas.so.11", &slot), handle, mode);
+}
+__asm__(".symver cs_v11_cublasGetAtomicsMode, cublasGetAtomicsMode@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint64_t cs_w_cublasGetCudartVersion(uint8_t via, void *realp)
 {
@@ -6171,6 +7587,12 @@ CS_EXPORT uint64_t cs_v12_cublasGetCudartVersion(void)
     return cs_w_cublasGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, "libcublas.so.12", &slot));
 }
 __asm__(".symver cs_v12_cublasGetCudartVersion, cublasGetCudartVersion@libcublas.so.12");
+CS_EXPORT uint64_t cs_v11_cublasGetCudartVersion(void)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetCudartVersion, "libcublas.so.11", &slot));
+}
+__asm__(".symver cs_v11_cublasGetCudartVersion, cublasGetCudartVersion@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationSpecialValuesSupport(uint8_t via, void *realp, void * handle, void * mask)
 {
@@ -6197,6 +7619,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetEmulationSpecialValuesSupport(void * handle, 
     return cs_w_cublasGetEmulationSpecialValuesSupport(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, "libcublas.so.12", &slot), handle, mask);
 }
 __asm__(".symver cs_v12_cublasGetEmulationSpecialValuesSupport, cublasGetEmulationSpecialValuesSupport@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetEmulationSpecialValuesSupport(void * handle, void * mask)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetEmulationSpecialValuesSupport(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, "libcublas.so.11", &slot), handle, mask);
+}
+__asm__(".symver cs_v11_cublasGetEmulationSpecialValuesSupport, cublasGetEmulationSpecialValuesSupport@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetEmulationStrategy(uint8_t via, void *realp, void * handle, void * emulationStrategy)
 {
@@ -6223,6 +7651,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetEmulationStrategy(void * handle, void * emula
     return cs_w_cublasGetEmulationStrategy(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, "libcublas.so.12", &slot), handle, emulationStrategy);
 }
 __asm__(".symver cs_v12_cublasGetEmulationStrategy, cublasGetEmulationStrategy@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetEmulationStrategy(void * handle, void * emulationStrategy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetEmulationStrategy(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetEmulationStrategy, "libcublas.so.11", &slot), handle, emulationStrategy);
+}
+__asm__(".symver cs_v11_cublasGetEmulationStrategy, cublasGetEmulationStrategy@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEmulationMantissaBitCountPointer(uint8_t via, void *realp, void * handle, void * mantissaBitCount)
 {
@@ -6249,6 +7683,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetFixedPointEmulationMantissaBitCountPointer(vo
     return cs_w_cublasGetFixedPointEmulationMantissaBitCountPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, "libcublas.so.12", &slot), handle, mantissaBitCount);
 }
 __asm__(".symver cs_v12_cublasGetFixedPointEmulationMantissaBitCountPointer, cublasGetFixedPointEmulationMantissaBitCountPointer@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetFixedPointEmulationMantissaBitCountPointer(void * handle, void * mantissaBitCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetFixedPointEmulationMantissaBitCountPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, "libcublas.so.11", &slot), handle, mantissaBitCount);
+}
+__asm__(".symver cs_v11_cublasGetFixedPointEmulationMantissaBitCountPointer, cublasGetFixedPointEmulationMantissaBitCountPointer@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEmulationMantissaBitOffset(uint8_t via, void *realp, void * handle, void * mantissaBitOffset)
 {
@@ -6275,6 +7715,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetFixedPointEmulationMantissaBitOffset(void * h
     return cs_w_cublasGetFixedPointEmulationMantissaBitOffset(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, "libcublas.so.12", &slot), handle, mantissaBitOffset);
 }
 __asm__(".symver cs_v12_cublasGetFixedPointEmulationMantissaBitOffset, cublasGetFixedPointEmulationMantissaBitOffset@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetFixedPointEmulationMantissaBitOffset(void * handle, void * mantissaBitOffset)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetFixedPointEmulationMantissaBitOffset(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, "libcublas.so.11", &slot), handle, mantissaBitOffset);
+}
+__asm__(".symver cs_v11_cublasGetFixedPointEmulationMantissaBitOffset, cublasGetFixedPointEmulationMantissaBitOffset@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEmulationMantissaControl(uint8_t via, void *realp, void * handle, void * mantissaControl)
 {
@@ -6301,6 +7747,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetFixedPointEmulationMantissaControl(void * han
     return cs_w_cublasGetFixedPointEmulationMantissaControl(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, "libcublas.so.12", &slot), handle, mantissaControl);
 }
 __asm__(".symver cs_v12_cublasGetFixedPointEmulationMantissaControl, cublasGetFixedPointEmulationMantissaControl@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetFixedPointEmulationMantissaControl(void * handle, void * mantissaControl)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetFixedPointEmulationMantissaControl(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, "libcublas.so.11", &slot), handle, mantissaControl);
+}
+__asm__(".symver cs_v11_cublasGetFixedPointEmulationMantissaControl, cublasGetFixedPointEmulationMantissaControl@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetFixedPointEmulationMaxMantissaBitCount(uint8_t via, void *realp, void * handle, void * maxMantissaBitCount)
 {
@@ -6327,6 +7779,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetFixedPointEmulationMaxMantissaBitCount(void *
     return cs_w_cublasGetFixedPointEmulationMaxMantissaBitCount(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, "libcublas.so.12", &slot), handle, maxMantissaBitCount);
 }
 __asm__(".symver cs_v12_cublasGetFixedPointEmulationMaxMantissaBitCount, cublasGetFixedPointEmulationMaxMantissaBitCount@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetFixedPointEmulationMaxMantissaBitCount(void * handle, void * maxMantissaBitCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetFixedPointEmulationMaxMantissaBitCount(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, "libcublas.so.11", &slot), handle, maxMantissaBitCount);
+}
+__asm__(".symver cs_v11_cublasGetFixedPointEmulationMaxMantissaBitCount, cublasGetFixedPointEmulationMaxMantissaBitCount@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetLoggerCallback(uint8_t via, void *realp, void * userCallback)
 {
@@ -6353,6 +7811,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetLoggerCallback(void * userCallback)
     return cs_w_cublasGetLoggerCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, "libcublas.so.12", &slot), userCallback);
 }
 __asm__(".symver cs_v12_cublasGetLoggerCallback, cublasGetLoggerCallback@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetLoggerCallback(void * userCallback)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetLoggerCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetLoggerCallback, "libcublas.so.11", &slot), userCallback);
+}
+__asm__(".symver cs_v11_cublasGetLoggerCallback, cublasGetLoggerCallback@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMathMode(uint8_t via, void *realp, void * handle, void * mode)
 {
@@ -6379,6 +7843,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetMathMode(void * handle, void * mode)
     return cs_w_cublasGetMathMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMathMode, "libcublas.so.12", &slot), handle, mode);
 }
 __asm__(".symver cs_v12_cublasGetMathMode, cublasGetMathMode@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetMathMode(void * handle, void * mode)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetMathMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMathMode, "libcublas.so.11", &slot), handle, mode);
+}
+__asm__(".symver cs_v11_cublasGetMathMode, cublasGetMathMode@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix(uint8_t via, void *realp, int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb)
 {
@@ -6405,6 +7875,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetMatrix(int32_t rows, int32_t cols, int32_t el
     return cs_w_cublasGetMatrix(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasGetMatrix, cublasGetMatrix@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetMatrix(int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetMatrix(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasGetMatrix, cublasGetMatrix@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync(uint8_t via, void *realp, int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb, void * stream)
 {
@@ -6431,6 +7907,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetMatrixAsync(int32_t rows, int32_t cols, int32
     return cs_w_cublasGetMatrixAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
 }
 __asm__(".symver cs_v12_cublasGetMatrixAsync, cublasGetMatrixAsync@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetMatrixAsync(int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetMatrixAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
+}
+__asm__(".symver cs_v11_cublasGetMatrixAsync, cublasGetMatrixAsync@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrixAsync_64(uint8_t via, void *realp, int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb, void * stream)
 {
@@ -6457,6 +7939,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetMatrixAsync_64(int64_t rows, int64_t cols, in
     return cs_w_cublasGetMatrixAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
 }
 __asm__(".symver cs_v12_cublasGetMatrixAsync_64, cublasGetMatrixAsync_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetMatrixAsync_64(int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetMatrixAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrixAsync_64, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
+}
+__asm__(".symver cs_v11_cublasGetMatrixAsync_64, cublasGetMatrixAsync_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetMatrix_64(uint8_t via, void *realp, int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb)
 {
@@ -6483,6 +7971,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetMatrix_64(int64_t rows, int64_t cols, int64_t
     return cs_w_cublasGetMatrix_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasGetMatrix_64, cublasGetMatrix_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetMatrix_64(int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetMatrix_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetMatrix_64, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasGetMatrix_64, cublasGetMatrix_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetPointerMode_v2(uint8_t via, void *realp, void * handle, void * mode)
 {
@@ -6509,6 +8003,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetPointerMode_v2(void * handle, void * mode)
     return cs_w_cublasGetPointerMode_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, "libcublas.so.12", &slot), handle, mode);
 }
 __asm__(".symver cs_v12_cublasGetPointerMode_v2, cublasGetPointerMode_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetPointerMode_v2(void * handle, void * mode)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetPointerMode_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetPointerMode_v2, "libcublas.so.11", &slot), handle, mode);
+}
+__asm__(".symver cs_v11_cublasGetPointerMode_v2, cublasGetPointerMode_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
 {
@@ -6535,6 +8035,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetProperty(uint32_t type, void * value)
     return cs_w_cublasGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetProperty, "libcublas.so.12", &slot), type, value);
 }
 __asm__(".symver cs_v12_cublasGetProperty, cublasGetProperty@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetProperty(uint32_t type, void * value)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetProperty, "libcublas.so.11", &slot), type, value);
+}
+__asm__(".symver cs_v11_cublasGetProperty, cublasGetProperty@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetSmCountTarget(uint8_t via, void *realp, void * handle, void * smCountTarget)
 {
@@ -6561,6 +8067,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetSmCountTarget(void * handle, void * smCountTa
     return cs_w_cublasGetSmCountTarget(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, "libcublas.so.12", &slot), handle, smCountTarget);
 }
 __asm__(".symver cs_v12_cublasGetSmCountTarget, cublasGetSmCountTarget@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetSmCountTarget(void * handle, void * smCountTarget)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetSmCountTarget(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetSmCountTarget, "libcublas.so.11", &slot), handle, smCountTarget);
+}
+__asm__(".symver cs_v11_cublasGetSmCountTarget, cublasGetSmCountTarget@libcublas.so.11");
 
 static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusName(uint8_t via, void *realp, uint32_t status)
 {
@@ -6587,6 +8099,12 @@ CS_EXPORT void * cs_v12_cublasGetStatusName(uint32_t status)
     return cs_w_cublasGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetStatusName, "libcublas.so.12", &slot), status);
 }
 __asm__(".symver cs_v12_cublasGetStatusName, cublasGetStatusName@libcublas.so.12");
+CS_EXPORT void * cs_v11_cublasGetStatusName(uint32_t status)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetStatusName, "libcublas.so.11", &slot), status);
+}
+__asm__(".symver cs_v11_cublasGetStatusName, cublasGetStatusName@libcublas.so.11");
 
 static inline __attribute__((always_inline)) void * cs_w_cublasGetStatusString(uint8_t via, void *realp, uint32_t status)
 {
@@ -6613,6 +8131,12 @@ CS_EXPORT void * cs_v12_cublasGetStatusString(uint32_t status)
     return cs_w_cublasGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetStatusString, "libcublas.so.12", &slot), status);
 }
 __asm__(".symver cs_v12_cublasGetStatusString, cublasGetStatusString@libcublas.so.12");
+CS_EXPORT void * cs_v11_cublasGetStatusString(uint32_t status)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetStatusString, "libcublas.so.11", &slot), status);
+}
+__asm__(".symver cs_v11_cublasGetStatusString, cublasGetStatusString@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetStream_v2(uint8_t via, void *realp, void * handle, void * streamId)
 {
@@ -6639,6 +8163,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetStream_v2(void * handle, void * streamId)
     return cs_w_cublasGetStream_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, "libcublas.so.12", &slot), handle, streamId);
 }
 __asm__(".symver cs_v12_cublasGetStream_v2, cublasGetStream_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetStream_v2(void * handle, void * streamId)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetStream_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetStream_v2, "libcublas.so.11", &slot), handle, streamId);
+}
+__asm__(".symver cs_v11_cublasGetStream_v2, cublasGetStream_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector(uint8_t via, void *realp, int32_t n, int32_t elemSize, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -6665,6 +8195,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetVector(int32_t n, int32_t elemSize, void * x,
     return cs_w_cublasGetVector(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVector, "libcublas.so.12", &slot), n, elemSize, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasGetVector, cublasGetVector@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetVector(int32_t n, int32_t elemSize, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetVector(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVector, "libcublas.so.11", &slot), n, elemSize, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasGetVector, cublasGetVector@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync(uint8_t via, void *realp, int32_t n, int32_t elemSize, void * devicePtr, int32_t incx, void * hostPtr, int32_t incy, void * stream)
 {
@@ -6691,6 +8227,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetVectorAsync(int32_t n, int32_t elemSize, void
     return cs_w_cublasGetVectorAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, "libcublas.so.12", &slot), n, elemSize, devicePtr, incx, hostPtr, incy, stream);
 }
 __asm__(".symver cs_v12_cublasGetVectorAsync, cublasGetVectorAsync@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetVectorAsync(int32_t n, int32_t elemSize, void * devicePtr, int32_t incx, void * hostPtr, int32_t incy, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetVectorAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync, "libcublas.so.11", &slot), n, elemSize, devicePtr, incx, hostPtr, incy, stream);
+}
+__asm__(".symver cs_v11_cublasGetVectorAsync, cublasGetVectorAsync@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVectorAsync_64(uint8_t via, void *realp, int64_t n, int64_t elemSize, void * devicePtr, int64_t incx, void * hostPtr, int64_t incy, void * stream)
 {
@@ -6717,6 +8259,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetVectorAsync_64(int64_t n, int64_t elemSize, v
     return cs_w_cublasGetVectorAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, "libcublas.so.12", &slot), n, elemSize, devicePtr, incx, hostPtr, incy, stream);
 }
 __asm__(".symver cs_v12_cublasGetVectorAsync_64, cublasGetVectorAsync_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetVectorAsync_64(int64_t n, int64_t elemSize, void * devicePtr, int64_t incx, void * hostPtr, int64_t incy, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetVectorAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVectorAsync_64, "libcublas.so.11", &slot), n, elemSize, devicePtr, incx, hostPtr, incy, stream);
+}
+__asm__(".symver cs_v11_cublasGetVectorAsync_64, cublasGetVectorAsync_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVector_64(uint8_t via, void *realp, int64_t n, int64_t elemSize, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -6743,6 +8291,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetVector_64(int64_t n, int64_t elemSize, void *
     return cs_w_cublasGetVector_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVector_64, "libcublas.so.12", &slot), n, elemSize, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasGetVector_64, cublasGetVector_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetVector_64(int64_t n, int64_t elemSize, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetVector_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVector_64, "libcublas.so.11", &slot), n, elemSize, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasGetVector_64, cublasGetVector_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasGetVersion_v2(uint8_t via, void *realp, void * handle, void * version)
 {
@@ -6769,6 +8323,12 @@ CS_EXPORT uint32_t cs_v12_cublasGetVersion_v2(void * handle, void * version)
     return cs_w_cublasGetVersion_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, "libcublas.so.12", &slot), handle, version);
 }
 __asm__(".symver cs_v12_cublasGetVersion_v2, cublasGetVersion_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasGetVersion_v2(void * handle, void * version)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasGetVersion_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGetVersion_v2, "libcublas.so.11", &slot), handle, version);
+}
+__asm__(".symver cs_v11_cublasGetVersion_v2, cublasGetVersion_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * result)
 {
@@ -6795,6 +8355,12 @@ CS_EXPORT uint32_t cs_v12_cublasIamaxEx(void * handle, int32_t n, void * x, uint
     return cs_w_cublasIamaxEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, result);
 }
 __asm__(".symver cs_v12_cublasIamaxEx, cublasIamaxEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIamaxEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIamaxEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, result);
+}
+__asm__(".symver cs_v11_cublasIamaxEx, cublasIamaxEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIamaxEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result)
 {
@@ -6821,6 +8387,12 @@ CS_EXPORT uint32_t cs_v12_cublasIamaxEx_64(void * handle, int64_t n, void * x, u
     return cs_w_cublasIamaxEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, result);
 }
 __asm__(".symver cs_v12_cublasIamaxEx_64, cublasIamaxEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIamaxEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIamaxEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIamaxEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, result);
+}
+__asm__(".symver cs_v11_cublasIamaxEx_64, cublasIamaxEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * result)
 {
@@ -6847,6 +8419,12 @@ CS_EXPORT uint32_t cs_v12_cublasIaminEx(void * handle, int32_t n, void * x, uint
     return cs_w_cublasIaminEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIaminEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, result);
 }
 __asm__(".symver cs_v12_cublasIaminEx, cublasIaminEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIaminEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIaminEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIaminEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, result);
+}
+__asm__(".symver cs_v11_cublasIaminEx, cublasIaminEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIaminEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result)
 {
@@ -6873,6 +8451,12 @@ CS_EXPORT uint32_t cs_v12_cublasIaminEx_64(void * handle, int64_t n, void * x, u
     return cs_w_cublasIaminEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, result);
 }
 __asm__(".symver cs_v12_cublasIaminEx_64, cublasIaminEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIaminEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIaminEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIaminEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, result);
+}
+__asm__(".symver cs_v11_cublasIaminEx_64, cublasIaminEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -6899,6 +8483,12 @@ CS_EXPORT uint32_t cs_v12_cublasIcamax_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIcamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIcamax_v2, cublasIcamax_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIcamax_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIcamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIcamax_v2, cublasIcamax_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamax_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -6925,6 +8515,12 @@ CS_EXPORT uint32_t cs_v12_cublasIcamax_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIcamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIcamax_v2_64, cublasIcamax_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIcamax_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIcamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamax_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIcamax_v2_64, cublasIcamax_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -6951,6 +8547,12 @@ CS_EXPORT uint32_t cs_v12_cublasIcamin_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIcamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIcamin_v2, cublasIcamin_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIcamin_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIcamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIcamin_v2, cublasIcamin_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIcamin_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -6977,6 +8579,12 @@ CS_EXPORT uint32_t cs_v12_cublasIcamin_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIcamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIcamin_v2_64, cublasIcamin_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIcamin_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIcamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIcamin_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIcamin_v2_64, cublasIcamin_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7003,6 +8611,12 @@ CS_EXPORT uint32_t cs_v12_cublasIdamax_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIdamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIdamax_v2, cublasIdamax_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIdamax_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIdamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIdamax_v2, cublasIdamax_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamax_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7029,6 +8643,12 @@ CS_EXPORT uint32_t cs_v12_cublasIdamax_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIdamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIdamax_v2_64, cublasIdamax_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIdamax_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIdamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamax_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIdamax_v2_64, cublasIdamax_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7055,6 +8675,12 @@ CS_EXPORT uint32_t cs_v12_cublasIdamin_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIdamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIdamin_v2, cublasIdamin_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIdamin_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIdamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIdamin_v2, cublasIdamin_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIdamin_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7081,6 +8707,12 @@ CS_EXPORT uint32_t cs_v12_cublasIdamin_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIdamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIdamin_v2_64, cublasIdamin_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIdamin_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIdamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIdamin_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIdamin_v2_64, cublasIdamin_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7107,6 +8739,12 @@ CS_EXPORT uint32_t cs_v12_cublasIsamax_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIsamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIsamax_v2, cublasIsamax_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIsamax_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIsamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIsamax_v2, cublasIsamax_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamax_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7133,6 +8771,12 @@ CS_EXPORT uint32_t cs_v12_cublasIsamax_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIsamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIsamax_v2_64, cublasIsamax_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIsamax_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIsamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamax_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIsamax_v2_64, cublasIsamax_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7159,6 +8803,12 @@ CS_EXPORT uint32_t cs_v12_cublasIsamin_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIsamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIsamin_v2, cublasIsamin_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIsamin_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIsamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIsamin_v2, cublasIsamin_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIsamin_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7185,6 +8835,12 @@ CS_EXPORT uint32_t cs_v12_cublasIsamin_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIsamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIsamin_v2_64, cublasIsamin_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIsamin_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIsamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIsamin_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIsamin_v2_64, cublasIsamin_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7211,6 +8867,12 @@ CS_EXPORT uint32_t cs_v12_cublasIzamax_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIzamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIzamax_v2, cublasIzamax_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIzamax_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIzamax_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIzamax_v2, cublasIzamax_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamax_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7237,6 +8899,12 @@ CS_EXPORT uint32_t cs_v12_cublasIzamax_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIzamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIzamax_v2_64, cublasIzamax_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIzamax_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIzamax_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamax_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIzamax_v2_64, cublasIzamax_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7263,6 +8931,12 @@ CS_EXPORT uint32_t cs_v12_cublasIzamin_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasIzamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIzamin_v2, cublasIzamin_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIzamin_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIzamin_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIzamin_v2, cublasIzamin_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasIzamin_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7289,6 +8963,12 @@ CS_EXPORT uint32_t cs_v12_cublasIzamin_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasIzamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasIzamin_v2_64, cublasIzamin_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasIzamin_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasIzamin_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasIzamin_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasIzamin_v2_64, cublasIzamin_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasLoggerConfigure(uint8_t via, void *realp, int32_t logIsOn, int32_t logToStdOut, int32_t logToStdErr, void * logFileName)
 {
@@ -7315,6 +8995,12 @@ CS_EXPORT uint32_t cs_v12_cublasLoggerConfigure(int32_t logIsOn, int32_t logToSt
     return cs_w_cublasLoggerConfigure(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, "libcublas.so.12", &slot), logIsOn, logToStdOut, logToStdErr, logFileName);
 }
 __asm__(".symver cs_v12_cublasLoggerConfigure, cublasLoggerConfigure@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasLoggerConfigure(int32_t logIsOn, int32_t logToStdOut, int32_t logToStdErr, void * logFileName)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasLoggerConfigure(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasLoggerConfigure, "libcublas.so.11", &slot), logIsOn, logToStdOut, logToStdErr, logFileName);
+}
+__asm__(".symver cs_v11_cublasLoggerConfigure, cublasLoggerConfigure@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * result, uint32_t resultType, uint32_t executionType)
 {
@@ -7341,6 +9027,12 @@ CS_EXPORT uint32_t cs_v12_cublasNrm2Ex(void * handle, int32_t n, void * x, uint3
     return cs_w_cublasNrm2Ex(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, "libcublas.so.12", &slot), handle, n, x, xType, incx, result, resultType, executionType);
 }
 __asm__(".symver cs_v12_cublasNrm2Ex, cublasNrm2Ex@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasNrm2Ex(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * result, uint32_t resultType, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasNrm2Ex(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex, "libcublas.so.11", &slot), handle, n, x, xType, incx, result, resultType, executionType);
+}
+__asm__(".symver cs_v11_cublasNrm2Ex, cublasNrm2Ex@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasNrm2Ex_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result, uint32_t resultType, uint32_t executionType)
 {
@@ -7367,6 +9059,12 @@ CS_EXPORT uint32_t cs_v12_cublasNrm2Ex_64(void * handle, int64_t n, void * x, ui
     return cs_w_cublasNrm2Ex_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, result, resultType, executionType);
 }
 __asm__(".symver cs_v12_cublasNrm2Ex_64, cublasNrm2Ex_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasNrm2Ex_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * result, uint32_t resultType, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasNrm2Ex_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasNrm2Ex_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, result, resultType, executionType);
+}
+__asm__(".symver cs_v11_cublasNrm2Ex_64, cublasNrm2Ex_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * c, void * s, uint32_t csType, uint32_t executiontype)
 {
@@ -7393,6 +9091,12 @@ CS_EXPORT uint32_t cs_v12_cublasRotEx(void * handle, int32_t n, void * x, uint32
     return cs_w_cublasRotEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
 }
 __asm__(".symver cs_v12_cublasRotEx, cublasRotEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasRotEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * c, void * s, uint32_t csType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasRotEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
+}
+__asm__(".symver cs_v11_cublasRotEx, cublasRotEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * c, void * s, uint32_t csType, uint32_t executiontype)
 {
@@ -7419,6 +9123,12 @@ CS_EXPORT uint32_t cs_v12_cublasRotEx_64(void * handle, int64_t n, void * x, uin
     return cs_w_cublasRotEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
 }
 __asm__(".symver cs_v12_cublasRotEx_64, cublasRotEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasRotEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * c, void * s, uint32_t csType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasRotEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
+}
+__asm__(".symver cs_v11_cublasRotEx_64, cublasRotEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotgEx(uint8_t via, void *realp, void * handle, void * a, void * b, uint32_t abType, void * c, void * s, uint32_t csType, uint32_t executiontype)
 {
@@ -7445,6 +9155,12 @@ CS_EXPORT uint32_t cs_v12_cublasRotgEx(void * handle, void * a, void * b, uint32
     return cs_w_cublasRotgEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotgEx, "libcublas.so.12", &slot), handle, a, b, abType, c, s, csType, executiontype);
 }
 __asm__(".symver cs_v12_cublasRotgEx, cublasRotgEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasRotgEx(void * handle, void * a, void * b, uint32_t abType, void * c, void * s, uint32_t csType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasRotgEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotgEx, "libcublas.so.11", &slot), handle, a, b, abType, c, s, csType, executiontype);
+}
+__asm__(".symver cs_v11_cublasRotgEx, cublasRotgEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * param, uint32_t paramType, uint32_t executiontype)
 {
@@ -7471,6 +9187,12 @@ CS_EXPORT uint32_t cs_v12_cublasRotmEx(void * handle, int32_t n, void * x, uint3
     return cs_w_cublasRotmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotmEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
 }
 __asm__(".symver cs_v12_cublasRotmEx, cublasRotmEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasRotmEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy, void * param, uint32_t paramType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasRotmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotmEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
+}
+__asm__(".symver cs_v11_cublasRotmEx, cublasRotmEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * param, uint32_t paramType, uint32_t executiontype)
 {
@@ -7497,6 +9219,12 @@ CS_EXPORT uint32_t cs_v12_cublasRotmEx_64(void * handle, int64_t n, void * x, ui
     return cs_w_cublasRotmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
 }
 __asm__(".symver cs_v12_cublasRotmEx_64, cublasRotmEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasRotmEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy, void * param, uint32_t paramType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasRotmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotmEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
+}
+__asm__(".symver cs_v11_cublasRotmEx_64, cublasRotmEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasRotmgEx(uint8_t via, void *realp, void * handle, void * d1, uint32_t d1Type, void * d2, uint32_t d2Type, void * x1, uint32_t x1Type, void * y1, uint32_t y1Type, void * param, uint32_t paramType, uint32_t executiontype)
 {
@@ -7523,6 +9251,12 @@ CS_EXPORT uint32_t cs_v12_cublasRotmgEx(void * handle, void * d1, uint32_t d1Typ
     return cs_w_cublasRotmgEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotmgEx, "libcublas.so.12", &slot), handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
 }
 __asm__(".symver cs_v12_cublasRotmgEx, cublasRotmgEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasRotmgEx(void * handle, void * d1, uint32_t d1Type, void * d2, uint32_t d2Type, void * x1, uint32_t x1Type, void * y1, uint32_t y1Type, void * param, uint32_t paramType, uint32_t executiontype)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasRotmgEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasRotmgEx, "libcublas.so.11", &slot), handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
+}
+__asm__(".symver cs_v11_cublasRotmgEx, cublasRotmgEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7549,6 +9283,12 @@ CS_EXPORT uint32_t cs_v12_cublasSasum_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasSasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasSasum_v2, cublasSasum_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSasum_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasSasum_v2, cublasSasum_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSasum_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7575,6 +9315,12 @@ CS_EXPORT uint32_t cs_v12_cublasSasum_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasSasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasSasum_v2_64, cublasSasum_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSasum_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSasum_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasSasum_v2_64, cublasSasum_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -7601,6 +9347,12 @@ CS_EXPORT uint32_t cs_v12_cublasSaxpy_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasSaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasSaxpy_v2, cublasSaxpy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSaxpy_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasSaxpy_v2, cublasSaxpy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSaxpy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -7627,6 +9379,12 @@ CS_EXPORT uint32_t cs_v12_cublasSaxpy_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasSaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasSaxpy_v2_64, cublasSaxpy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSaxpy_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSaxpy_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasSaxpy_v2_64, cublasSaxpy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int32_t incx, uint32_t executionType)
 {
@@ -7653,6 +9411,12 @@ CS_EXPORT uint32_t cs_v12_cublasScalEx(void * handle, int32_t n, void * alpha, u
     return cs_w_cublasScalEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScalEx, "libcublas.so.12", &slot), handle, n, alpha, alphaType, x, xType, incx, executionType);
 }
 __asm__(".symver cs_v12_cublasScalEx, cublasScalEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScalEx(void * handle, int32_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int32_t incx, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScalEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScalEx, "libcublas.so.11", &slot), handle, n, alpha, alphaType, x, xType, incx, executionType);
+}
+__asm__(".symver cs_v11_cublasScalEx, cublasScalEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScalEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int64_t incx, uint32_t executionType)
 {
@@ -7679,6 +9443,12 @@ CS_EXPORT uint32_t cs_v12_cublasScalEx_64(void * handle, int64_t n, void * alpha
     return cs_w_cublasScalEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScalEx_64, "libcublas.so.12", &slot), handle, n, alpha, alphaType, x, xType, incx, executionType);
 }
 __asm__(".symver cs_v12_cublasScalEx_64, cublasScalEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScalEx_64(void * handle, int64_t n, void * alpha, uint32_t alphaType, void * x, uint32_t xType, int64_t incx, uint32_t executionType)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScalEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScalEx_64, "libcublas.so.11", &slot), handle, n, alpha, alphaType, x, xType, incx, executionType);
+}
+__asm__(".symver cs_v11_cublasScalEx_64, cublasScalEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7705,6 +9475,12 @@ CS_EXPORT uint32_t cs_v12_cublasScasum_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasScasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasScasum_v2, cublasScasum_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScasum_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScasum_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasScasum_v2, cublasScasum_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScasum_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7731,6 +9507,12 @@ CS_EXPORT uint32_t cs_v12_cublasScasum_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasScasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasScasum_v2_64, cublasScasum_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScasum_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScasum_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScasum_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasScasum_v2_64, cublasScasum_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -7757,6 +9539,12 @@ CS_EXPORT uint32_t cs_v12_cublasScnrm2_v2(void * handle, int32_t n, void * x, in
     return cs_w_cublasScnrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasScnrm2_v2, cublasScnrm2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScnrm2_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScnrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasScnrm2_v2, cublasScnrm2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScnrm2_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -7783,6 +9571,12 @@ CS_EXPORT uint32_t cs_v12_cublasScnrm2_v2_64(void * handle, int64_t n, void * x,
     return cs_w_cublasScnrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasScnrm2_v2_64, cublasScnrm2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScnrm2_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScnrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScnrm2_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasScnrm2_v2_64, cublasScnrm2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -7809,6 +9603,12 @@ CS_EXPORT uint32_t cs_v12_cublasScopy_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasScopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasScopy_v2, cublasScopy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScopy_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasScopy_v2, cublasScopy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasScopy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -7835,6 +9635,12 @@ CS_EXPORT uint32_t cs_v12_cublasScopy_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasScopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasScopy_v2_64, cublasScopy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasScopy_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasScopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasScopy_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasScopy_v2_64, cublasScopy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm(uint8_t via, void *realp, void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
 {
@@ -7861,6 +9667,12 @@ CS_EXPORT uint32_t cs_v12_cublasSdgmm(void * handle, uint32_t mode, int32_t m, i
     return cs_w_cublasSdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdgmm, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSdgmm, cublasSdgmm@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSdgmm(void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdgmm, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSdgmm, cublasSdgmm@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdgmm_64(uint8_t via, void *realp, void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
 {
@@ -7887,6 +9699,12 @@ CS_EXPORT uint32_t cs_v12_cublasSdgmm_64(void * handle, uint32_t mode, int64_t m
     return cs_w_cublasSdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSdgmm_64, cublasSdgmm_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSdgmm_64(void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdgmm_64, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSdgmm_64, cublasSdgmm_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
 {
@@ -7913,6 +9731,12 @@ CS_EXPORT uint32_t cs_v12_cublasSdot_v2(void * handle, int32_t n, void * x, int3
     return cs_w_cublasSdot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasSdot_v2, cublasSdot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSdot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSdot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasSdot_v2, cublasSdot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSdot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
 {
@@ -7939,6 +9763,12 @@ CS_EXPORT uint32_t cs_v12_cublasSdot_v2_64(void * handle, int64_t n, void * x, i
     return cs_w_cublasSdot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasSdot_v2_64, cublasSdot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSdot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSdot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSdot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasSdot_v2_64, cublasSdot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetAtomicsMode(uint8_t via, void *realp, void * handle, uint32_t mode)
 {
@@ -7965,6 +9795,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetAtomicsMode(void * handle, uint32_t mode)
     return cs_w_cublasSetAtomicsMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, "libcublas.so.12", &slot), handle, mode);
 }
 __asm__(".symver cs_v12_cublasSetAtomicsMode, cublasSetAtomicsMode@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetAtomicsMode(void * handle, uint32_t mode)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetAtomicsMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetAtomicsMode, "libcublas.so.11", &slot), handle, mode);
+}
+__asm__(".symver cs_v11_cublasSetAtomicsMode, cublasSetAtomicsMode@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationSpecialValuesSupport(uint8_t via, void *realp, void * handle, uint32_t mask)
 {
@@ -7991,6 +9827,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetEmulationSpecialValuesSupport(void * handle, 
     return cs_w_cublasSetEmulationSpecialValuesSupport(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, "libcublas.so.12", &slot), handle, mask);
 }
 __asm__(".symver cs_v12_cublasSetEmulationSpecialValuesSupport, cublasSetEmulationSpecialValuesSupport@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetEmulationSpecialValuesSupport(void * handle, uint32_t mask)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetEmulationSpecialValuesSupport(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, "libcublas.so.11", &slot), handle, mask);
+}
+__asm__(".symver cs_v11_cublasSetEmulationSpecialValuesSupport, cublasSetEmulationSpecialValuesSupport@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetEmulationStrategy(uint8_t via, void *realp, void * handle, uint32_t emulationStrategy)
 {
@@ -8017,6 +9859,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetEmulationStrategy(void * handle, uint32_t emu
     return cs_w_cublasSetEmulationStrategy(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, "libcublas.so.12", &slot), handle, emulationStrategy);
 }
 __asm__(".symver cs_v12_cublasSetEmulationStrategy, cublasSetEmulationStrategy@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetEmulationStrategy(void * handle, uint32_t emulationStrategy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetEmulationStrategy(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetEmulationStrategy, "libcublas.so.11", &slot), handle, emulationStrategy);
+}
+__asm__(".symver cs_v11_cublasSetEmulationStrategy, cublasSetEmulationStrategy@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEmulationMantissaBitCountPointer(uint8_t via, void *realp, void * handle, void * mantissaBitCount)
 {
@@ -8043,6 +9891,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetFixedPointEmulationMantissaBitCountPointer(vo
     return cs_w_cublasSetFixedPointEmulationMantissaBitCountPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, "libcublas.so.12", &slot), handle, mantissaBitCount);
 }
 __asm__(".symver cs_v12_cublasSetFixedPointEmulationMantissaBitCountPointer, cublasSetFixedPointEmulationMantissaBitCountPointer@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetFixedPointEmulationMantissaBitCountPointer(void * handle, void * mantissaBitCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetFixedPointEmulationMantissaBitCountPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, "libcublas.so.11", &slot), handle, mantissaBitCount);
+}
+__asm__(".symver cs_v11_cublasSetFixedPointEmulationMantissaBitCountPointer, cublasSetFixedPointEmulationMantissaBitCountPointer@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEmulationMantissaBitOffset(uint8_t via, void *realp, void * handle, int32_t mantissaBitOffset)
 {
@@ -8069,6 +9923,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetFixedPointEmulationMantissaBitOffset(void * h
     return cs_w_cublasSetFixedPointEmulationMantissaBitOffset(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, "libcublas.so.12", &slot), handle, mantissaBitOffset);
 }
 __asm__(".symver cs_v12_cublasSetFixedPointEmulationMantissaBitOffset, cublasSetFixedPointEmulationMantissaBitOffset@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetFixedPointEmulationMantissaBitOffset(void * handle, int32_t mantissaBitOffset)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetFixedPointEmulationMantissaBitOffset(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, "libcublas.so.11", &slot), handle, mantissaBitOffset);
+}
+__asm__(".symver cs_v11_cublasSetFixedPointEmulationMantissaBitOffset, cublasSetFixedPointEmulationMantissaBitOffset@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEmulationMantissaControl(uint8_t via, void *realp, void * handle, uint32_t mantissaControl)
 {
@@ -8095,6 +9955,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetFixedPointEmulationMantissaControl(void * han
     return cs_w_cublasSetFixedPointEmulationMantissaControl(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, "libcublas.so.12", &slot), handle, mantissaControl);
 }
 __asm__(".symver cs_v12_cublasSetFixedPointEmulationMantissaControl, cublasSetFixedPointEmulationMantissaControl@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetFixedPointEmulationMantissaControl(void * handle, uint32_t mantissaControl)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetFixedPointEmulationMantissaControl(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, "libcublas.so.11", &slot), handle, mantissaControl);
+}
+__asm__(".symver cs_v11_cublasSetFixedPointEmulationMantissaControl, cublasSetFixedPointEmulationMantissaControl@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetFixedPointEmulationMaxMantissaBitCount(uint8_t via, void *realp, void * handle, int32_t maxMantissaBitCount)
 {
@@ -8121,6 +9987,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetFixedPointEmulationMaxMantissaBitCount(void *
     return cs_w_cublasSetFixedPointEmulationMaxMantissaBitCount(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, "libcublas.so.12", &slot), handle, maxMantissaBitCount);
 }
 __asm__(".symver cs_v12_cublasSetFixedPointEmulationMaxMantissaBitCount, cublasSetFixedPointEmulationMaxMantissaBitCount@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetFixedPointEmulationMaxMantissaBitCount(void * handle, int32_t maxMantissaBitCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetFixedPointEmulationMaxMantissaBitCount(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, "libcublas.so.11", &slot), handle, maxMantissaBitCount);
+}
+__asm__(".symver cs_v11_cublasSetFixedPointEmulationMaxMantissaBitCount, cublasSetFixedPointEmulationMaxMantissaBitCount@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetLoggerCallback(uint8_t via, void *realp, void * userCallback)
 {
@@ -8147,6 +10019,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetLoggerCallback(void * userCallback)
     return cs_w_cublasSetLoggerCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, "libcublas.so.12", &slot), userCallback);
 }
 __asm__(".symver cs_v12_cublasSetLoggerCallback, cublasSetLoggerCallback@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetLoggerCallback(void * userCallback)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetLoggerCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetLoggerCallback, "libcublas.so.11", &slot), userCallback);
+}
+__asm__(".symver cs_v11_cublasSetLoggerCallback, cublasSetLoggerCallback@libcublas.so.11");
 
 void cs_hook_cublasSetMathMode(struct cs_thread *t, struct cs_event *ev, void *, uint32_t);
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMathMode(uint8_t via, void *realp, void * handle, uint32_t mode)
@@ -8175,6 +10053,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetMathMode(void * handle, uint32_t mode)
     return cs_w_cublasSetMathMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMathMode, "libcublas.so.12", &slot), handle, mode);
 }
 __asm__(".symver cs_v12_cublasSetMathMode, cublasSetMathMode@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetMathMode(void * handle, uint32_t mode)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetMathMode(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMathMode, "libcublas.so.11", &slot), handle, mode);
+}
+__asm__(".symver cs_v11_cublasSetMathMode, cublasSetMathMode@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix(uint8_t via, void *realp, int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb)
 {
@@ -8201,6 +10085,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetMatrix(int32_t rows, int32_t cols, int32_t el
     return cs_w_cublasSetMatrix(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasSetMatrix, cublasSetMatrix@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetMatrix(int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetMatrix(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasSetMatrix, cublasSetMatrix@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync(uint8_t via, void *realp, int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb, void * stream)
 {
@@ -8227,6 +10117,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetMatrixAsync(int32_t rows, int32_t cols, int32
     return cs_w_cublasSetMatrixAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
 }
 __asm__(".symver cs_v12_cublasSetMatrixAsync, cublasSetMatrixAsync@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetMatrixAsync(int32_t rows, int32_t cols, int32_t elemSize, void * A, int32_t lda, void * B, int32_t ldb, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetMatrixAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
+}
+__asm__(".symver cs_v11_cublasSetMatrixAsync, cublasSetMatrixAsync@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrixAsync_64(uint8_t via, void *realp, int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb, void * stream)
 {
@@ -8253,6 +10149,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetMatrixAsync_64(int64_t rows, int64_t cols, in
     return cs_w_cublasSetMatrixAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
 }
 __asm__(".symver cs_v12_cublasSetMatrixAsync_64, cublasSetMatrixAsync_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetMatrixAsync_64(int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetMatrixAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrixAsync_64, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb, stream);
+}
+__asm__(".symver cs_v11_cublasSetMatrixAsync_64, cublasSetMatrixAsync_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetMatrix_64(uint8_t via, void *realp, int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb)
 {
@@ -8279,6 +10181,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetMatrix_64(int64_t rows, int64_t cols, int64_t
     return cs_w_cublasSetMatrix_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, "libcublas.so.12", &slot), rows, cols, elemSize, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasSetMatrix_64, cublasSetMatrix_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetMatrix_64(int64_t rows, int64_t cols, int64_t elemSize, void * A, int64_t lda, void * B, int64_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetMatrix_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetMatrix_64, "libcublas.so.11", &slot), rows, cols, elemSize, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasSetMatrix_64, cublasSetMatrix_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetPointerMode_v2(uint8_t via, void *realp, void * handle, uint32_t mode)
 {
@@ -8305,6 +10213,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetPointerMode_v2(void * handle, uint32_t mode)
     return cs_w_cublasSetPointerMode_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, "libcublas.so.12", &slot), handle, mode);
 }
 __asm__(".symver cs_v12_cublasSetPointerMode_v2, cublasSetPointerMode_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetPointerMode_v2(void * handle, uint32_t mode)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetPointerMode_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetPointerMode_v2, "libcublas.so.11", &slot), handle, mode);
+}
+__asm__(".symver cs_v11_cublasSetPointerMode_v2, cublasSetPointerMode_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetSmCountTarget(uint8_t via, void *realp, void * handle, int32_t smCountTarget)
 {
@@ -8331,6 +10245,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetSmCountTarget(void * handle, int32_t smCountT
     return cs_w_cublasSetSmCountTarget(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, "libcublas.so.12", &slot), handle, smCountTarget);
 }
 __asm__(".symver cs_v12_cublasSetSmCountTarget, cublasSetSmCountTarget@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetSmCountTarget(void * handle, int32_t smCountTarget)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetSmCountTarget(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetSmCountTarget, "libcublas.so.11", &slot), handle, smCountTarget);
+}
+__asm__(".symver cs_v11_cublasSetSmCountTarget, cublasSetSmCountTarget@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetStream_v2(uint8_t via, void *realp, void * handle, void * streamId)
 {
@@ -8357,6 +10277,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetStream_v2(void * handle, void * streamId)
     return cs_w_cublasSetStream_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, "libcublas.so.12", &slot), handle, streamId);
 }
 __asm__(".symver cs_v12_cublasSetStream_v2, cublasSetStream_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetStream_v2(void * handle, void * streamId)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetStream_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetStream_v2, "libcublas.so.11", &slot), handle, streamId);
+}
+__asm__(".symver cs_v11_cublasSetStream_v2, cublasSetStream_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector(uint8_t via, void *realp, int32_t n, int32_t elemSize, void * x, int32_t incx, void * devicePtr, int32_t incy)
 {
@@ -8383,6 +10309,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetVector(int32_t n, int32_t elemSize, void * x,
     return cs_w_cublasSetVector(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVector, "libcublas.so.12", &slot), n, elemSize, x, incx, devicePtr, incy);
 }
 __asm__(".symver cs_v12_cublasSetVector, cublasSetVector@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetVector(int32_t n, int32_t elemSize, void * x, int32_t incx, void * devicePtr, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetVector(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVector, "libcublas.so.11", &slot), n, elemSize, x, incx, devicePtr, incy);
+}
+__asm__(".symver cs_v11_cublasSetVector, cublasSetVector@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync(uint8_t via, void *realp, int32_t n, int32_t elemSize, void * hostPtr, int32_t incx, void * devicePtr, int32_t incy, void * stream)
 {
@@ -8409,6 +10341,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetVectorAsync(int32_t n, int32_t elemSize, void
     return cs_w_cublasSetVectorAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, "libcublas.so.12", &slot), n, elemSize, hostPtr, incx, devicePtr, incy, stream);
 }
 __asm__(".symver cs_v12_cublasSetVectorAsync, cublasSetVectorAsync@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetVectorAsync(int32_t n, int32_t elemSize, void * hostPtr, int32_t incx, void * devicePtr, int32_t incy, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetVectorAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync, "libcublas.so.11", &slot), n, elemSize, hostPtr, incx, devicePtr, incy, stream);
+}
+__asm__(".symver cs_v11_cublasSetVectorAsync, cublasSetVectorAsync@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVectorAsync_64(uint8_t via, void *realp, int64_t n, int64_t elemSize, void * hostPtr, int64_t incx, void * devicePtr, int64_t incy, void * stream)
 {
@@ -8435,6 +10373,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetVectorAsync_64(int64_t n, int64_t elemSize, v
     return cs_w_cublasSetVectorAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, "libcublas.so.12", &slot), n, elemSize, hostPtr, incx, devicePtr, incy, stream);
 }
 __asm__(".symver cs_v12_cublasSetVectorAsync_64, cublasSetVectorAsync_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetVectorAsync_64(int64_t n, int64_t elemSize, void * hostPtr, int64_t incx, void * devicePtr, int64_t incy, void * stream)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetVectorAsync_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVectorAsync_64, "libcublas.so.11", &slot), n, elemSize, hostPtr, incx, devicePtr, incy, stream);
+}
+__asm__(".symver cs_v11_cublasSetVectorAsync_64, cublasSetVectorAsync_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetVector_64(uint8_t via, void *realp, int64_t n, int64_t elemSize, void * x, int64_t incx, void * devicePtr, int64_t incy)
 {
@@ -8461,6 +10405,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetVector_64(int64_t n, int64_t elemSize, void *
     return cs_w_cublasSetVector_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVector_64, "libcublas.so.12", &slot), n, elemSize, x, incx, devicePtr, incy);
 }
 __asm__(".symver cs_v12_cublasSetVector_64, cublasSetVector_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetVector_64(int64_t n, int64_t elemSize, void * x, int64_t incx, void * devicePtr, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetVector_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetVector_64, "libcublas.so.11", &slot), n, elemSize, x, incx, devicePtr, incy);
+}
+__asm__(".symver cs_v11_cublasSetVector_64, cublasSetVector_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSetWorkspace_v2(uint8_t via, void *realp, void * handle, void * workspace, uint64_t workspaceSizeInBytes)
 {
@@ -8487,6 +10437,12 @@ CS_EXPORT uint32_t cs_v12_cublasSetWorkspace_v2(void * handle, void * workspace,
     return cs_w_cublasSetWorkspace_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, "libcublas.so.12", &slot), handle, workspace, workspaceSizeInBytes);
 }
 __asm__(".symver cs_v12_cublasSetWorkspace_v2, cublasSetWorkspace_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSetWorkspace_v2(void * handle, void * workspace, uint64_t workspaceSizeInBytes)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSetWorkspace_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSetWorkspace_v2, "libcublas.so.11", &slot), handle, workspace, workspaceSizeInBytes);
+}
+__asm__(".symver cs_v11_cublasSetWorkspace_v2, cublasSetWorkspace_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -8513,6 +10469,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgbmv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasSgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSgbmv_v2, cublasSgbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgbmv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSgbmv_v2, cublasSgbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -8539,6 +10501,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgbmv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasSgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSgbmv_v2_64, cublasSgbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgbmv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgbmv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSgbmv_v2_64, cublasSgbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -8565,6 +10533,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgeam(void * handle, uint32_t transa, uint32_t t
     return cs_w_cublasSgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgeam, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSgeam, cublasSgeam@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgeam(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgeam, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSgeam, cublasSgeam@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeam_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -8591,6 +10565,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgeam_64(void * handle, uint32_t transa, uint32_
     return cs_w_cublasSgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgeam_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSgeam_64, cublasSgeam_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgeam_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgeam_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSgeam_64, cublasSgeam_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgelsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
 {
@@ -8617,6 +10597,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgelsBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasSgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, "libcublas.so.12", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
 }
 __asm__(".symver cs_v12_cublasSgelsBatched, cublasSgelsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgelsBatched(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, "libcublas.so.11", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+}
+__asm__(".symver cs_v11_cublasSgelsBatched, cublasSgelsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
 {
@@ -8643,6 +10629,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmBatched(void * handle, uint32_t transa, uin
     return cs_w_cublasSgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemmBatched, cublasSgemmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemmBatched, cublasSgemmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
 {
@@ -8669,6 +10661,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmBatched_64(void * handle, uint32_t transa, 
     return cs_w_cublasSgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemmBatched_64, cublasSgemmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemmBatched_64, cublasSgemmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
@@ -8695,6 +10693,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmEx(void * handle, uint32_t transa, uint32_t
     return cs_w_cublasSgemmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasSgemmEx, cublasSgemmEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasSgemmEx, cublasSgemmEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc)
 {
@@ -8721,6 +10725,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmEx_64(void * handle, uint32_t transa, uint3
     return cs_w_cublasSgemmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
 }
 __asm__(".symver cs_v12_cublasSgemmEx_64, cublasSgemmEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+}
+__asm__(".symver cs_v11_cublasSgemmEx_64, cublasSgemmEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBatched(uint8_t via, void *realp, void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int32_t group_count, void * group_size)
 {
@@ -8747,6 +10757,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmGroupedBatched(void * handle, void * transa
     return cs_w_cublasSgemmGroupedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, "libcublas.so.12", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
 }
 __asm__(".symver cs_v12_cublasSgemmGroupedBatched, cublasSgemmGroupedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmGroupedBatched(void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int32_t group_count, void * group_size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmGroupedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+}
+__asm__(".symver cs_v11_cublasSgemmGroupedBatched, cublasSgemmGroupedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmGroupedBatched_64(uint8_t via, void *realp, void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int64_t group_count, void * group_size)
 {
@@ -8773,6 +10789,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmGroupedBatched_64(void * handle, void * tra
     return cs_w_cublasSgemmGroupedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, "libcublas.so.12", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
 }
 __asm__(".symver cs_v12_cublasSgemmGroupedBatched_64, cublasSgemmGroupedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmGroupedBatched_64(void * handle, void * transa_array, void * transb_array, void * m_array, void * n_array, void * k_array, void * alpha_array, void * Aarray, void * lda_array, void * Barray, void * ldb_array, void * beta_array, void * Carray, void * ldc_array, int64_t group_count, void * group_size)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmGroupedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+}
+__asm__(".symver cs_v11_cublasSgemmGroupedBatched_64, cublasSgemmGroupedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
 {
@@ -8799,6 +10821,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasSgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemmStridedBatched, cublasSgemmStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemmStridedBatched, cublasSgemmStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemmStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
 {
@@ -8825,6 +10853,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemmStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasSgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemmStridedBatched_64, cublasSgemmStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemmStridedBatched_64, cublasSgemmStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -8851,6 +10885,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemm_v2(void * handle, uint32_t transa, uint32_
     return cs_w_cublasSgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSgemm_v2, cublasSgemm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSgemm_v2, cublasSgemm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemm_v2_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -8877,6 +10917,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemm_v2_64(void * handle, uint32_t transa, uint
     return cs_w_cublasSgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSgemm_v2_64, cublasSgemm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSgemm_v2_64, cublasSgemm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
 {
@@ -8903,6 +10949,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemvBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasSgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemvBatched, cublasSgemvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemvBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemvBatched, cublasSgemvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
 {
@@ -8929,6 +10981,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemvBatched_64(void * handle, uint32_t trans, i
     return cs_w_cublasSgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemvBatched_64, cublasSgemvBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemvBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemvBatched_64, cublasSgemvBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
 {
@@ -8955,6 +11013,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemvStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasSgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemvStridedBatched, cublasSgemvStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemvStridedBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemvStridedBatched, cublasSgemvStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemvStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
 {
@@ -8981,6 +11045,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemvStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasSgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasSgemvStridedBatched_64, cublasSgemvStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemvStridedBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemvStridedBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasSgemvStridedBatched_64, cublasSgemvStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -9007,6 +11077,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasSgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSgemv_v2, cublasSgemv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSgemv_v2, cublasSgemv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgemv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -9033,6 +11109,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgemv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasSgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSgemv_v2_64, cublasSgemv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgemv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSgemv_v2_64, cublasSgemv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgeqrfBatched(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
 {
@@ -9059,6 +11141,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgeqrfBatched(void * handle, int32_t m, int32_t 
     return cs_w_cublasSgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, "libcublas.so.12", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasSgeqrfBatched, cublasSgeqrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgeqrfBatched(void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgeqrfBatched, "libcublas.so.11", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasSgeqrfBatched, cublasSgeqrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -9085,6 +11173,12 @@ CS_EXPORT uint32_t cs_v12_cublasSger_v2(void * handle, int32_t m, int32_t n, voi
     return cs_w_cublasSger_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSger_v2, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasSger_v2, cublasSger_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSger_v2(void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSger_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSger_v2, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasSger_v2, cublasSger_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSger_v2_64(uint8_t via, void *realp, void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -9111,6 +11205,12 @@ CS_EXPORT uint32_t cs_v12_cublasSger_v2_64(void * handle, int64_t m, int64_t n, 
     return cs_w_cublasSger_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasSger_v2_64, cublasSger_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSger_v2_64(void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSger_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSger_v2_64, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasSger_v2_64, cublasSger_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrfBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
 {
@@ -9137,6 +11237,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgetrfBatched(void * handle, int32_t n, void * A
     return cs_w_cublasSgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasSgetrfBatched, cublasSgetrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgetrfBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgetrfBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasSgetrfBatched, cublasSgetrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetriBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
 {
@@ -9163,6 +11269,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgetriBatched(void * handle, int32_t n, void * A
     return cs_w_cublasSgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasSgetriBatched, cublasSgetriBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgetriBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgetriBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasSgetriBatched, cublasSgetriBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSgetrsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
 {
@@ -9189,6 +11301,12 @@ CS_EXPORT uint32_t cs_v12_cublasSgetrsBatched(void * handle, uint32_t trans, int
     return cs_w_cublasSgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, "libcublas.so.12", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasSgetrsBatched, cublasSgetrsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSgetrsBatched(void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgetrsBatched, "libcublas.so.11", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasSgetrsBatched, cublasSgetrsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSmatinvBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
 {
@@ -9215,6 +11333,12 @@ CS_EXPORT uint32_t cs_v12_cublasSmatinvBatched(void * handle, int32_t n, void * 
     return cs_w_cublasSmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, "libcublas.so.12", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasSmatinvBatched, cublasSmatinvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSmatinvBatched(void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSmatinvBatched, "libcublas.so.11", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasSmatinvBatched, cublasSmatinvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * result)
 {
@@ -9241,6 +11365,12 @@ CS_EXPORT uint32_t cs_v12_cublasSnrm2_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasSnrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasSnrm2_v2, cublasSnrm2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSnrm2_v2(void * handle, int32_t n, void * x, int32_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSnrm2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasSnrm2_v2, cublasSnrm2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSnrm2_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * result)
 {
@@ -9267,6 +11397,12 @@ CS_EXPORT uint32_t cs_v12_cublasSnrm2_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasSnrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, result);
 }
 __asm__(".symver cs_v12_cublasSnrm2_v2_64, cublasSnrm2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSnrm2_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSnrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSnrm2_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
+}
+__asm__(".symver cs_v11_cublasSnrm2_v2_64, cublasSnrm2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
 {
@@ -9293,6 +11429,12 @@ CS_EXPORT uint32_t cs_v12_cublasSrot_v2(void * handle, int32_t n, void * x, int3
     return cs_w_cublasSrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasSrot_v2, cublasSrot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSrot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasSrot_v2, cublasSrot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
 {
@@ -9319,6 +11461,12 @@ CS_EXPORT uint32_t cs_v12_cublasSrot_v2_64(void * handle, int64_t n, void * x, i
     return cs_w_cublasSrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasSrot_v2_64, cublasSrot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSrot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasSrot_v2_64, cublasSrot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotg_v2(uint8_t via, void *realp, void * handle, void * a, void * b, void * c, void * s)
 {
@@ -9345,6 +11493,12 @@ CS_EXPORT uint32_t cs_v12_cublasSrotg_v2(void * handle, void * a, void * b, void
     return cs_w_cublasSrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, "libcublas.so.12", &slot), handle, a, b, c, s);
 }
 __asm__(".symver cs_v12_cublasSrotg_v2, cublasSrotg_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSrotg_v2(void * handle, void * a, void * b, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotg_v2, "libcublas.so.11", &slot), handle, a, b, c, s);
+}
+__asm__(".symver cs_v11_cublasSrotg_v2, cublasSrotg_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * param)
 {
@@ -9371,6 +11525,12 @@ CS_EXPORT uint32_t cs_v12_cublasSrotm_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasSrotm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, param);
 }
 __asm__(".symver cs_v12_cublasSrotm_v2, cublasSrotm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSrotm_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * param)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSrotm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, param);
+}
+__asm__(".symver cs_v11_cublasSrotm_v2, cublasSrotm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotm_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * param)
 {
@@ -9397,6 +11557,12 @@ CS_EXPORT uint32_t cs_v12_cublasSrotm_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasSrotm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, param);
 }
 __asm__(".symver cs_v12_cublasSrotm_v2_64, cublasSrotm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSrotm_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * param)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSrotm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotm_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, param);
+}
+__asm__(".symver cs_v11_cublasSrotm_v2_64, cublasSrotm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSrotmg_v2(uint8_t via, void *realp, void * handle, void * d1, void * d2, void * x1, void * y1, void * param)
 {
@@ -9423,6 +11589,12 @@ CS_EXPORT uint32_t cs_v12_cublasSrotmg_v2(void * handle, void * d1, void * d2, v
     return cs_w_cublasSrotmg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, "libcublas.so.12", &slot), handle, d1, d2, x1, y1, param);
 }
 __asm__(".symver cs_v12_cublasSrotmg_v2, cublasSrotmg_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSrotmg_v2(void * handle, void * d1, void * d2, void * x1, void * y1, void * param)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSrotmg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSrotmg_v2, "libcublas.so.11", &slot), handle, d1, d2, x1, y1, param);
+}
+__asm__(".symver cs_v11_cublasSrotmg_v2, cublasSrotmg_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -9449,6 +11621,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsbmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasSsbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSsbmv_v2, cublasSsbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsbmv_v2(void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSsbmv_v2, cublasSsbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -9475,6 +11653,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsbmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasSsbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSsbmv_v2_64, cublasSsbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsbmv_v2_64(void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSsbmv_v2_64, cublasSsbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx)
 {
@@ -9501,6 +11685,12 @@ CS_EXPORT uint32_t cs_v12_cublasSscal_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasSscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasSscal_v2, cublasSscal_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSscal_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasSscal_v2, cublasSscal_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSscal_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx)
 {
@@ -9527,6 +11717,12 @@ CS_EXPORT uint32_t cs_v12_cublasSscal_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasSscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasSscal_v2_64, cublasSscal_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSscal_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSscal_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasSscal_v2_64, cublasSscal_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -9553,6 +11749,12 @@ CS_EXPORT uint32_t cs_v12_cublasSspmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasSspmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSspmv_v2, cublasSspmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSspmv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSspmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSspmv_v2, cublasSspmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -9579,6 +11781,12 @@ CS_EXPORT uint32_t cs_v12_cublasSspmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasSspmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSspmv_v2_64, cublasSspmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSspmv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSspmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSspmv_v2_64, cublasSspmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
 {
@@ -9605,6 +11813,12 @@ CS_EXPORT uint32_t cs_v12_cublasSspr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasSspr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasSspr2_v2, cublasSspr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSspr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSspr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasSspr2_v2, cublasSspr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
 {
@@ -9631,6 +11845,12 @@ CS_EXPORT uint32_t cs_v12_cublasSspr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasSspr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasSspr2_v2_64, cublasSspr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSspr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSspr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasSspr2_v2_64, cublasSspr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
 {
@@ -9657,6 +11877,12 @@ CS_EXPORT uint32_t cs_v12_cublasSspr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasSspr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasSspr_v2, cublasSspr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSspr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSspr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasSspr_v2, cublasSspr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSspr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
 {
@@ -9683,6 +11909,12 @@ CS_EXPORT uint32_t cs_v12_cublasSspr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasSspr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasSspr_v2_64, cublasSspr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSspr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSspr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSspr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasSspr_v2_64, cublasSspr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -9709,6 +11941,12 @@ CS_EXPORT uint32_t cs_v12_cublasSswap_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasSswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasSswap_v2, cublasSswap_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSswap_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasSswap_v2, cublasSswap_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSswap_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -9735,6 +11973,12 @@ CS_EXPORT uint32_t cs_v12_cublasSswap_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasSswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasSswap_v2_64, cublasSswap_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSswap_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSswap_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasSswap_v2_64, cublasSswap_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -9761,6 +12005,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsymm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasSsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsymm_v2, cublasSsymm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsymm_v2(void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsymm_v2, cublasSsymm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -9787,6 +12037,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsymm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasSsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsymm_v2_64, cublasSsymm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsymm_v2_64(void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsymm_v2_64, cublasSsymm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -9813,6 +12069,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsymv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasSsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSsymv_v2, cublasSsymv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsymv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSsymv_v2, cublasSsymv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsymv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -9839,6 +12101,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsymv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasSsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasSsymv_v2_64, cublasSsymv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsymv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsymv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasSsymv_v2_64, cublasSsymv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -9865,6 +12133,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasSsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasSsyr2_v2, cublasSsyr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasSsyr2_v2, cublasSsyr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -9891,6 +12165,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasSsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasSsyr2_v2_64, cublasSsyr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasSsyr2_v2_64, cublasSsyr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -9917,6 +12197,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyr2k_v2(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasSsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsyr2k_v2, cublasSsyr2k_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyr2k_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsyr2k_v2, cublasSsyr2k_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr2k_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -9943,6 +12229,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyr2k_v2_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasSsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsyr2k_v2_64, cublasSsyr2k_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyr2k_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr2k_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsyr2k_v2_64, cublasSsyr2k_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
 {
@@ -9969,6 +12261,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasSsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasSsyr_v2, cublasSsyr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasSsyr_v2, cublasSsyr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
 {
@@ -9995,6 +12293,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasSsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasSsyr_v2_64, cublasSsyr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasSsyr_v2_64, cublasSsyr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
 {
@@ -10021,6 +12325,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyrk_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasSsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsyrk_v2, cublasSsyrk_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyrk_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsyrk_v2, cublasSsyrk_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrk_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
 {
@@ -10047,6 +12357,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyrk_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasSsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsyrk_v2_64, cublasSsyrk_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyrk_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrk_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsyrk_v2_64, cublasSsyrk_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -10073,6 +12389,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyrkx(void * handle, uint32_t uplo, uint32_t tr
     return cs_w_cublasSsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsyrkx, cublasSsyrkx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyrkx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsyrkx, cublasSsyrkx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSsyrkx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -10099,6 +12421,12 @@ CS_EXPORT uint32_t cs_v12_cublasSsyrkx_64(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasSsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasSsyrkx_64, cublasSsyrkx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSsyrkx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSsyrkx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasSsyrkx_64, cublasSsyrkx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -10125,6 +12453,12 @@ CS_EXPORT uint32_t cs_v12_cublasStbmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasStbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStbmv_v2, cublasStbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStbmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStbmv_v2, cublasStbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -10151,6 +12485,12 @@ CS_EXPORT uint32_t cs_v12_cublasStbmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasStbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStbmv_v2_64, cublasStbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStbmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStbmv_v2_64, cublasStbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -10177,6 +12517,12 @@ CS_EXPORT uint32_t cs_v12_cublasStbsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasStbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStbsv_v2, cublasStbsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStbsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStbsv_v2, cublasStbsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStbsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -10203,6 +12549,12 @@ CS_EXPORT uint32_t cs_v12_cublasStbsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasStbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStbsv_v2_64, cublasStbsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStbsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStbsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStbsv_v2_64, cublasStbsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -10229,6 +12581,12 @@ CS_EXPORT uint32_t cs_v12_cublasStpmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasStpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasStpmv_v2, cublasStpmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStpmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasStpmv_v2, cublasStpmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -10255,6 +12613,12 @@ CS_EXPORT uint32_t cs_v12_cublasStpmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasStpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasStpmv_v2_64, cublasStpmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStpmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasStpmv_v2_64, cublasStpmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -10281,6 +12645,12 @@ CS_EXPORT uint32_t cs_v12_cublasStpsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasStpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasStpsv_v2, cublasStpsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStpsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasStpsv_v2, cublasStpsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -10307,6 +12677,12 @@ CS_EXPORT uint32_t cs_v12_cublasStpsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasStpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasStpsv_v2_64, cublasStpsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStpsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasStpsv_v2_64, cublasStpsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStpttr(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
 {
@@ -10333,6 +12709,12 @@ CS_EXPORT uint32_t cs_v12_cublasStpttr(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasStpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpttr, "libcublas.so.12", &slot), handle, uplo, n, AP, A, lda);
 }
 __asm__(".symver cs_v12_cublasStpttr, cublasStpttr@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStpttr(void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStpttr, "libcublas.so.11", &slot), handle, uplo, n, AP, A, lda);
+}
+__asm__(".symver cs_v11_cublasStpttr, cublasStpttr@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -10359,6 +12741,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrmm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasStrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasStrmm_v2, cublasStrmm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrmm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasStrmm_v2, cublasStrmm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -10385,6 +12773,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrmm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasStrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasStrmm_v2_64, cublasStrmm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrmm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasStrmm_v2_64, cublasStrmm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -10411,6 +12805,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasStrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStrmv_v2, cublasStrmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStrmv_v2, cublasStrmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -10437,6 +12837,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasStrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStrmv_v2_64, cublasStrmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStrmv_v2_64, cublasStrmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
 {
@@ -10463,6 +12869,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrsmBatched(void * handle, uint32_t side, uint3
     return cs_w_cublasStrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasStrsmBatched, cublasStrsmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrsmBatched(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasStrsmBatched, cublasStrsmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsmBatched_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
 {
@@ -10489,6 +12901,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrsmBatched_64(void * handle, uint32_t side, ui
     return cs_w_cublasStrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasStrsmBatched_64, cublasStrsmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrsmBatched_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsmBatched_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasStrsmBatched_64, cublasStrsmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
 {
@@ -10515,6 +12933,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrsm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasStrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasStrsm_v2, cublasStrsm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrsm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasStrsm_v2, cublasStrsm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
 {
@@ -10541,6 +12965,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrsm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasStrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasStrsm_v2_64, cublasStrsm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrsm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasStrsm_v2_64, cublasStrsm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -10567,6 +12997,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasStrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStrsv_v2, cublasStrsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStrsv_v2, cublasStrsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -10593,6 +13029,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasStrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasStrsv_v2_64, cublasStrsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasStrsv_v2_64, cublasStrsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasStrttp(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
 {
@@ -10619,6 +13061,12 @@ CS_EXPORT uint32_t cs_v12_cublasStrttp(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasStrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrttp, "libcublas.so.12", &slot), handle, uplo, n, A, lda, AP);
 }
 __asm__(".symver cs_v12_cublasStrttp, cublasStrttp@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasStrttp(void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasStrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasStrttp, "libcublas.so.11", &slot), handle, uplo, n, A, lda, AP);
+}
+__asm__(".symver cs_v11_cublasStrttp, cublasStrttp@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx(uint8_t via, void *realp, void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy)
 {
@@ -10645,6 +13093,12 @@ CS_EXPORT uint32_t cs_v12_cublasSwapEx(void * handle, int32_t n, void * x, uint3
     return cs_w_cublasSwapEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSwapEx, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy);
 }
 __asm__(".symver cs_v12_cublasSwapEx, cublasSwapEx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSwapEx(void * handle, int32_t n, void * x, uint32_t xType, int32_t incx, void * y, uint32_t yType, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSwapEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSwapEx, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy);
+}
+__asm__(".symver cs_v11_cublasSwapEx, cublasSwapEx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasSwapEx_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy)
 {
@@ -10671,6 +13125,12 @@ CS_EXPORT uint32_t cs_v12_cublasSwapEx_64(void * handle, int64_t n, void * x, ui
     return cs_w_cublasSwapEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, "libcublas.so.12", &slot), handle, n, x, xType, incx, y, yType, incy);
 }
 __asm__(".symver cs_v12_cublasSwapEx_64, cublasSwapEx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasSwapEx_64(void * handle, int64_t n, void * x, uint32_t xType, int64_t incx, void * y, uint32_t yType, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasSwapEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSwapEx_64, "libcublas.so.11", &slot), handle, n, x, xType, incx, y, yType, incy);
+}
+__asm__(".symver cs_v11_cublasSwapEx_64, cublasSwapEx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasUint8gemmBias(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, uint32_t transc, int32_t m, int32_t n, int32_t k, void * A, int32_t A_bias, int32_t lda, void * B, int32_t B_bias, int32_t ldb, void * C, int32_t C_bias, int32_t ldc, int32_t C_mult, int32_t C_shift)
 {
@@ -10697,6 +13157,12 @@ CS_EXPORT uint32_t cs_v12_cublasUint8gemmBias(void * handle, uint32_t transa, ui
     return cs_w_cublasUint8gemmBias(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, "libcublas.so.12", &slot), handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
 }
 __asm__(".symver cs_v12_cublasUint8gemmBias, cublasUint8gemmBias@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasUint8gemmBias(void * handle, uint32_t transa, uint32_t transb, uint32_t transc, int32_t m, int32_t n, int32_t k, void * A, int32_t A_bias, int32_t lda, void * B, int32_t B_bias, int32_t ldb, void * C, int32_t C_bias, int32_t ldc, int32_t C_mult, int32_t C_shift)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasUint8gemmBias(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasUint8gemmBias, "libcublas.so.11", &slot), handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
+}
+__asm__(".symver cs_v11_cublasUint8gemmBias, cublasUint8gemmBias@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -10723,6 +13189,12 @@ CS_EXPORT uint32_t cs_v12_cublasZaxpy_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasZaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasZaxpy_v2, cublasZaxpy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZaxpy_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZaxpy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasZaxpy_v2, cublasZaxpy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZaxpy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -10749,6 +13221,12 @@ CS_EXPORT uint32_t cs_v12_cublasZaxpy_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasZaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasZaxpy_v2_64, cublasZaxpy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZaxpy_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZaxpy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZaxpy_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasZaxpy_v2_64, cublasZaxpy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -10775,6 +13253,12 @@ CS_EXPORT uint32_t cs_v12_cublasZcopy_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasZcopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasZcopy_v2, cublasZcopy_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZcopy_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZcopy_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasZcopy_v2, cublasZcopy_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZcopy_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -10801,6 +13285,12 @@ CS_EXPORT uint32_t cs_v12_cublasZcopy_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasZcopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasZcopy_v2_64, cublasZcopy_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZcopy_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZcopy_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZcopy_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasZcopy_v2_64, cublasZcopy_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm(uint8_t via, void *realp, void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
 {
@@ -10827,6 +13317,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdgmm(void * handle, uint32_t mode, int32_t m, i
     return cs_w_cublasZdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdgmm, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZdgmm, cublasZdgmm@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdgmm(void * handle, uint32_t mode, int32_t m, int32_t n, void * A, int32_t lda, void * x, int32_t incx, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdgmm(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdgmm, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZdgmm, cublasZdgmm@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdgmm_64(uint8_t via, void *realp, void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
 {
@@ -10853,6 +13349,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdgmm_64(void * handle, uint32_t mode, int64_t m
     return cs_w_cublasZdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, "libcublas.so.12", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZdgmm_64, cublasZdgmm_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdgmm_64(void * handle, uint32_t mode, int64_t m, int64_t n, void * A, int64_t lda, void * x, int64_t incx, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdgmm_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdgmm_64, "libcublas.so.11", &slot), handle, mode, m, n, A, lda, x, incx, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZdgmm_64, cublasZdgmm_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
 {
@@ -10879,6 +13381,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdotc_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasZdotc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasZdotc_v2, cublasZdotc_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdotc_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdotc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasZdotc_v2, cublasZdotc_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotc_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
 {
@@ -10905,6 +13413,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdotc_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasZdotc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasZdotc_v2_64, cublasZdotc_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdotc_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdotc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotc_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasZdotc_v2_64, cublasZdotc_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
 {
@@ -10931,6 +13445,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdotu_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasZdotu_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasZdotu_v2, cublasZdotu_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdotu_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdotu_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasZdotu_v2, cublasZdotu_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdotu_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
 {
@@ -10957,6 +13477,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdotu_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasZdotu_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, result);
 }
 __asm__(".symver cs_v12_cublasZdotu_v2_64, cublasZdotu_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdotu_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * result)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdotu_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdotu_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, result);
+}
+__asm__(".symver cs_v11_cublasZdotu_v2_64, cublasZdotu_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
 {
@@ -10983,6 +13509,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdrot_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasZdrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasZdrot_v2, cublasZdrot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdrot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasZdrot_v2, cublasZdrot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdrot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
 {
@@ -11009,6 +13541,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdrot_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasZdrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasZdrot_v2_64, cublasZdrot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdrot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdrot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasZdrot_v2_64, cublasZdrot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx)
 {
@@ -11035,6 +13573,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdscal_v2(void * handle, int32_t n, void * alpha
     return cs_w_cublasZdscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasZdscal_v2, cublasZdscal_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdscal_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasZdscal_v2, cublasZdscal_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZdscal_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx)
 {
@@ -11061,6 +13605,12 @@ CS_EXPORT uint32_t cs_v12_cublasZdscal_v2_64(void * handle, int64_t n, void * al
     return cs_w_cublasZdscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasZdscal_v2_64, cublasZdscal_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZdscal_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZdscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZdscal_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasZdscal_v2_64, cublasZdscal_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -11087,6 +13637,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgbmv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasZgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZgbmv_v2, cublasZgbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgbmv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t kl, int32_t ku, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZgbmv_v2, cublasZgbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -11113,6 +13669,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgbmv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasZgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZgbmv_v2_64, cublasZgbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgbmv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, int64_t kl, int64_t ku, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgbmv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZgbmv_v2_64, cublasZgbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -11139,6 +13701,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgeam(void * handle, uint32_t transa, uint32_t t
     return cs_w_cublasZgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeam, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZgeam, cublasZgeam@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgeam(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * beta, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgeam(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeam, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZgeam, cublasZgeam@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeam_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -11165,6 +13733,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgeam_64(void * handle, uint32_t transa, uint32_
     return cs_w_cublasZgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeam_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZgeam_64, cublasZgeam_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgeam_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * beta, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgeam_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeam_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZgeam_64, cublasZgeam_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgelsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
 {
@@ -11191,6 +13765,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgelsBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasZgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, "libcublas.so.12", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
 }
 __asm__(".symver cs_v12_cublasZgelsBatched, cublasZgelsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgelsBatched(void * handle, uint32_t trans, int32_t m, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * Carray, int32_t ldc, void * info, void * devInfoArray, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgelsBatched, "libcublas.so.11", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+}
+__asm__(".symver cs_v11_cublasZgelsBatched, cublasZgelsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -11217,6 +13797,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemm3m(void * handle, uint32_t transa, uint32_t
     return cs_w_cublasZgemm3m(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZgemm3m, cublasZgemm3m@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemm3m(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemm3m(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZgemm3m, cublasZgemm3m@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm3m_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -11243,6 +13829,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemm3m_64(void * handle, uint32_t transa, uint3
     return cs_w_cublasZgemm3m_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZgemm3m_64, cublasZgemm3m_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemm3m_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemm3m_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm3m_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZgemm3m_64, cublasZgemm3m_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
 {
@@ -11269,6 +13861,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemmBatched(void * handle, uint32_t transa, uin
     return cs_w_cublasZgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemmBatched, cublasZgemmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemmBatched, cublasZgemmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
 {
@@ -11295,6 +13893,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemmBatched_64(void * handle, uint32_t transa, 
     return cs_w_cublasZgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemmBatched_64, cublasZgemmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemmBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * Aarray, int64_t lda, void * Barray, int64_t ldb, void * beta, void * Carray, int64_t ldc, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemmBatched_64, cublasZgemmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
 {
@@ -11321,6 +13925,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemmStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasZgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemmStridedBatched, cublasZgemmStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemmStridedBatched, cublasZgemmStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemmStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
 {
@@ -11347,6 +13957,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemmStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasZgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemmStridedBatched_64, cublasZgemmStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemmStridedBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemmStridedBatched_64, cublasZgemmStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -11373,6 +13989,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemm_v2(void * handle, uint32_t transa, uint32_
     return cs_w_cublasZgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZgemm_v2, cublasZgemm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZgemm_v2, cublasZgemm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemm_v2_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -11399,6 +14021,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemm_v2_64(void * handle, uint32_t transa, uint
     return cs_w_cublasZgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, "libcublas.so.12", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZgemm_v2_64, cublasZgemm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemm_v2_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZgemm_v2_64, cublasZgemm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
 {
@@ -11425,6 +14053,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemvBatched(void * handle, uint32_t trans, int3
     return cs_w_cublasZgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemvBatched, cublasZgemvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemvBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * Aarray, int32_t lda, void * xarray, int32_t incx, void * beta, void * yarray, int32_t incy, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemvBatched, cublasZgemvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
 {
@@ -11451,6 +14085,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemvBatched_64(void * handle, uint32_t trans, i
     return cs_w_cublasZgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemvBatched_64, cublasZgemvBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemvBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * Aarray, int64_t lda, void * xarray, int64_t incx, void * beta, void * yarray, int64_t incy, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemvBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemvBatched_64, cublasZgemvBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
 {
@@ -11477,6 +14117,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemvStridedBatched(void * handle, uint32_t tran
     return cs_w_cublasZgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemvStridedBatched, cublasZgemvStridedBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemvStridedBatched(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, int64_t strideA, void * x, int32_t incx, int64_t stridex, void * beta, void * y, int32_t incy, int64_t stridey, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemvStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemvStridedBatched, cublasZgemvStridedBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemvStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
 {
@@ -11503,6 +14149,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemvStridedBatched_64(void * handle, uint32_t t
     return cs_w_cublasZgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
 }
 __asm__(".symver cs_v12_cublasZgemvStridedBatched_64, cublasZgemvStridedBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemvStridedBatched_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, int64_t strideA, void * x, int64_t incx, int64_t stridex, void * beta, void * y, int64_t incy, int64_t stridey, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemvStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemvStridedBatched_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+}
+__asm__(".symver cs_v11_cublasZgemvStridedBatched_64, cublasZgemvStridedBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -11529,6 +14181,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemv_v2(void * handle, uint32_t trans, int32_t 
     return cs_w_cublasZgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZgemv_v2, cublasZgemv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemv_v2(void * handle, uint32_t trans, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZgemv_v2, cublasZgemv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgemv_v2_64(uint8_t via, void *realp, void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -11555,6 +14213,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgemv_v2_64(void * handle, uint32_t trans, int64
     return cs_w_cublasZgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, "libcublas.so.12", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZgemv_v2_64, cublasZgemv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgemv_v2_64(void * handle, uint32_t trans, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgemv_v2_64, "libcublas.so.11", &slot), handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZgemv_v2_64, cublasZgemv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeqrfBatched(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
 {
@@ -11581,6 +14245,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgeqrfBatched(void * handle, int32_t m, int32_t 
     return cs_w_cublasZgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, "libcublas.so.12", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasZgeqrfBatched, cublasZgeqrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgeqrfBatched(void * handle, int32_t m, int32_t n, void * Aarray, int32_t lda, void * TauArray, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgeqrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeqrfBatched, "libcublas.so.11", &slot), handle, m, n, Aarray, lda, TauArray, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasZgeqrfBatched, cublasZgeqrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -11607,6 +14277,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgerc_v2(void * handle, int32_t m, int32_t n, vo
     return cs_w_cublasZgerc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZgerc_v2, cublasZgerc_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgerc_v2(void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgerc_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZgerc_v2, cublasZgerc_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgerc_v2_64(uint8_t via, void *realp, void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -11633,6 +14309,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgerc_v2_64(void * handle, int64_t m, int64_t n,
     return cs_w_cublasZgerc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZgerc_v2_64, cublasZgerc_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgerc_v2_64(void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgerc_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgerc_v2_64, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZgerc_v2_64, cublasZgerc_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2(uint8_t via, void *realp, void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -11659,6 +14341,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgeru_v2(void * handle, int32_t m, int32_t n, vo
     return cs_w_cublasZgeru_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZgeru_v2, cublasZgeru_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgeru_v2(void * handle, int32_t m, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgeru_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZgeru_v2, cublasZgeru_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgeru_v2_64(uint8_t via, void *realp, void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -11685,6 +14373,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgeru_v2_64(void * handle, int64_t m, int64_t n,
     return cs_w_cublasZgeru_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, "libcublas.so.12", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZgeru_v2_64, cublasZgeru_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgeru_v2_64(void * handle, int64_t m, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgeru_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgeru_v2_64, "libcublas.so.11", &slot), handle, m, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZgeru_v2_64, cublasZgeru_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrfBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
 {
@@ -11711,6 +14405,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgetrfBatched(void * handle, int32_t n, void * A
     return cs_w_cublasZgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasZgetrfBatched, cublasZgetrfBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgetrfBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgetrfBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgetrfBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasZgetrfBatched, cublasZgetrfBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetriBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
 {
@@ -11737,6 +14437,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgetriBatched(void * handle, int32_t n, void * A
     return cs_w_cublasZgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, "libcublas.so.12", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasZgetriBatched, cublasZgetriBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgetriBatched(void * handle, int32_t n, void * A, int32_t lda, void * P, void * C, int32_t ldc, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgetriBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgetriBatched, "libcublas.so.11", &slot), handle, n, A, lda, P, C, ldc, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasZgetriBatched, cublasZgetriBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZgetrsBatched(uint8_t via, void *realp, void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
 {
@@ -11763,6 +14469,12 @@ CS_EXPORT uint32_t cs_v12_cublasZgetrsBatched(void * handle, uint32_t trans, int
     return cs_w_cublasZgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, "libcublas.so.12", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasZgetrsBatched, cublasZgetrsBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZgetrsBatched(void * handle, uint32_t trans, int32_t n, int32_t nrhs, void * Aarray, int32_t lda, void * devIpiv, void * Barray, int32_t ldb, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZgetrsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZgetrsBatched, "libcublas.so.11", &slot), handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasZgetrsBatched, cublasZgetrsBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -11789,6 +14501,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhbmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasZhbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZhbmv_v2, cublasZhbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhbmv_v2(void * handle, uint32_t uplo, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZhbmv_v2, cublasZhbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -11815,6 +14533,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhbmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasZhbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZhbmv_v2_64, cublasZhbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhbmv_v2_64(void * handle, uint32_t uplo, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZhbmv_v2_64, cublasZhbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -11841,6 +14565,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhemm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasZhemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZhemm_v2, cublasZhemm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhemm_v2(void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZhemm_v2, cublasZhemm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -11867,6 +14597,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhemm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasZhemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZhemm_v2_64, cublasZhemm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhemm_v2_64(void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhemm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZhemm_v2_64, cublasZhemm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -11893,6 +14629,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhemv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasZhemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZhemv_v2, cublasZhemv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhemv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhemv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZhemv_v2, cublasZhemv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhemv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -11919,6 +14661,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhemv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasZhemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZhemv_v2_64, cublasZhemv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhemv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhemv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhemv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZhemv_v2_64, cublasZhemv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -11945,6 +14693,12 @@ CS_EXPORT uint32_t cs_v12_cublasZher2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasZher2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZher2_v2, cublasZher2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZher2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZher2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZher2_v2, cublasZher2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -11971,6 +14725,12 @@ CS_EXPORT uint32_t cs_v12_cublasZher2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasZher2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZher2_v2_64, cublasZher2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZher2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZher2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZher2_v2_64, cublasZher2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -11997,6 +14757,12 @@ CS_EXPORT uint32_t cs_v12_cublasZher2k_v2(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasZher2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZher2k_v2, cublasZher2k_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZher2k_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZher2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZher2k_v2, cublasZher2k_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher2k_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -12023,6 +14789,12 @@ CS_EXPORT uint32_t cs_v12_cublasZher2k_v2_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasZher2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZher2k_v2_64, cublasZher2k_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZher2k_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZher2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher2k_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZher2k_v2_64, cublasZher2k_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
 {
@@ -12049,6 +14821,12 @@ CS_EXPORT uint32_t cs_v12_cublasZher_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasZher_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasZher_v2, cublasZher_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZher_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZher_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasZher_v2, cublasZher_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZher_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
 {
@@ -12075,6 +14853,12 @@ CS_EXPORT uint32_t cs_v12_cublasZher_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasZher_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasZher_v2_64, cublasZher_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZher_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZher_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZher_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasZher_v2_64, cublasZher_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
 {
@@ -12101,6 +14885,12 @@ CS_EXPORT uint32_t cs_v12_cublasZherk_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZherk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZherk_v2, cublasZherk_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZherk_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZherk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZherk_v2, cublasZherk_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherk_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
 {
@@ -12127,6 +14917,12 @@ CS_EXPORT uint32_t cs_v12_cublasZherk_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZherk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZherk_v2_64, cublasZherk_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZherk_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZherk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherk_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZherk_v2_64, cublasZherk_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -12153,6 +14949,12 @@ CS_EXPORT uint32_t cs_v12_cublasZherkx(void * handle, uint32_t uplo, uint32_t tr
     return cs_w_cublasZherkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherkx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZherkx, cublasZherkx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZherkx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZherkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherkx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZherkx, cublasZherkx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZherkx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -12179,6 +14981,12 @@ CS_EXPORT uint32_t cs_v12_cublasZherkx_64(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasZherkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherkx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZherkx_64, cublasZherkx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZherkx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZherkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZherkx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZherkx_64, cublasZherkx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -12205,6 +15013,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhpmv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasZhpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZhpmv_v2, cublasZhpmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhpmv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * AP, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZhpmv_v2, cublasZhpmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -12231,6 +15045,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhpmv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasZhpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZhpmv_v2_64, cublasZhpmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhpmv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * AP, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpmv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZhpmv_v2_64, cublasZhpmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
 {
@@ -12257,6 +15077,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhpr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasZhpr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasZhpr2_v2, cublasZhpr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhpr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhpr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasZhpr2_v2, cublasZhpr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
 {
@@ -12283,6 +15109,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhpr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasZhpr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
 }
 __asm__(".symver cs_v12_cublasZhpr2_v2_64, cublasZhpr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhpr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhpr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, AP);
+}
+__asm__(".symver cs_v11_cublasZhpr2_v2_64, cublasZhpr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
 {
@@ -12309,6 +15141,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhpr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasZhpr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasZhpr_v2, cublasZhpr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhpr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhpr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasZhpr_v2, cublasZhpr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZhpr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
 {
@@ -12335,6 +15173,12 @@ CS_EXPORT uint32_t cs_v12_cublasZhpr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasZhpr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, AP);
 }
 __asm__(".symver cs_v12_cublasZhpr_v2_64, cublasZhpr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZhpr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZhpr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZhpr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, AP);
+}
+__asm__(".symver cs_v11_cublasZhpr_v2_64, cublasZhpr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZmatinvBatched(uint8_t via, void *realp, void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
 {
@@ -12361,6 +15205,12 @@ CS_EXPORT uint32_t cs_v12_cublasZmatinvBatched(void * handle, int32_t n, void * 
     return cs_w_cublasZmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, "libcublas.so.12", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
 }
 __asm__(".symver cs_v12_cublasZmatinvBatched, cublasZmatinvBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZmatinvBatched(void * handle, int32_t n, void * A, int32_t lda, void * Ainv, int32_t lda_inv, void * info, int32_t batchSize)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZmatinvBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZmatinvBatched, "libcublas.so.11", &slot), handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+}
+__asm__(".symver cs_v11_cublasZmatinvBatched, cublasZmatinvBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
 {
@@ -12387,6 +15237,12 @@ CS_EXPORT uint32_t cs_v12_cublasZrot_v2(void * handle, int32_t n, void * x, int3
     return cs_w_cublasZrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasZrot_v2, cublasZrot_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZrot_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZrot_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasZrot_v2, cublasZrot_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrot_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
 {
@@ -12413,6 +15269,12 @@ CS_EXPORT uint32_t cs_v12_cublasZrot_v2_64(void * handle, int64_t n, void * x, i
     return cs_w_cublasZrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy, c, s);
 }
 __asm__(".symver cs_v12_cublasZrot_v2_64, cublasZrot_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZrot_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZrot_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZrot_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy, c, s);
+}
+__asm__(".symver cs_v11_cublasZrot_v2_64, cublasZrot_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZrotg_v2(uint8_t via, void *realp, void * handle, void * a, void * b, void * c, void * s)
 {
@@ -12439,6 +15301,12 @@ CS_EXPORT uint32_t cs_v12_cublasZrotg_v2(void * handle, void * a, void * b, void
     return cs_w_cublasZrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, "libcublas.so.12", &slot), handle, a, b, c, s);
 }
 __asm__(".symver cs_v12_cublasZrotg_v2, cublasZrotg_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZrotg_v2(void * handle, void * a, void * b, void * c, void * s)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZrotg_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZrotg_v2, "libcublas.so.11", &slot), handle, a, b, c, s);
+}
+__asm__(".symver cs_v11_cublasZrotg_v2, cublasZrotg_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2(uint8_t via, void *realp, void * handle, int32_t n, void * alpha, void * x, int32_t incx)
 {
@@ -12465,6 +15333,12 @@ CS_EXPORT uint32_t cs_v12_cublasZscal_v2(void * handle, int32_t n, void * alpha,
     return cs_w_cublasZscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasZscal_v2, cublasZscal_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZscal_v2(void * handle, int32_t n, void * alpha, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZscal_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasZscal_v2, cublasZscal_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZscal_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * alpha, void * x, int64_t incx)
 {
@@ -12491,6 +15365,12 @@ CS_EXPORT uint32_t cs_v12_cublasZscal_v2_64(void * handle, int64_t n, void * alp
     return cs_w_cublasZscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, "libcublas.so.12", &slot), handle, n, alpha, x, incx);
 }
 __asm__(".symver cs_v12_cublasZscal_v2_64, cublasZscal_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZscal_v2_64(void * handle, int64_t n, void * alpha, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZscal_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZscal_v2_64, "libcublas.so.11", &slot), handle, n, alpha, x, incx);
+}
+__asm__(".symver cs_v11_cublasZscal_v2_64, cublasZscal_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2(uint8_t via, void *realp, void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
 {
@@ -12517,6 +15397,12 @@ CS_EXPORT uint32_t cs_v12_cublasZswap_v2(void * handle, int32_t n, void * x, int
     return cs_w_cublasZswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasZswap_v2, cublasZswap_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZswap_v2(void * handle, int32_t n, void * x, int32_t incx, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZswap_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasZswap_v2, cublasZswap_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZswap_v2_64(uint8_t via, void *realp, void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
 {
@@ -12543,6 +15429,12 @@ CS_EXPORT uint32_t cs_v12_cublasZswap_v2_64(void * handle, int64_t n, void * x, 
     return cs_w_cublasZswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, "libcublas.so.12", &slot), handle, n, x, incx, y, incy);
 }
 __asm__(".symver cs_v12_cublasZswap_v2_64, cublasZswap_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZswap_v2_64(void * handle, int64_t n, void * x, int64_t incx, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZswap_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZswap_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, y, incy);
+}
+__asm__(".symver cs_v11_cublasZswap_v2_64, cublasZswap_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -12569,6 +15461,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsymm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasZsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsymm_v2, cublasZsymm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsymm_v2(void * handle, uint32_t side, uint32_t uplo, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsymm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsymm_v2, cublasZsymm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -12595,6 +15493,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsymm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasZsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsymm_v2_64, cublasZsymm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsymm_v2_64(void * handle, uint32_t side, uint32_t uplo, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsymm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsymm_v2_64, cublasZsymm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
 {
@@ -12621,6 +15525,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsymv_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasZsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZsymv_v2, cublasZsymv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsymv_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * A, int32_t lda, void * x, int32_t incx, void * beta, void * y, int32_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsymv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZsymv_v2, cublasZsymv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsymv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
 {
@@ -12647,6 +15557,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsymv_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasZsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 __asm__(".symver cs_v12_cublasZsymv_v2_64, cublasZsymv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsymv_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * A, int64_t lda, void * x, int64_t incx, void * beta, void * y, int64_t incy)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsymv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsymv_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+__asm__(".symver cs_v11_cublasZsymv_v2_64, cublasZsymv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
 {
@@ -12673,6 +15589,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyr2_v2(void * handle, uint32_t uplo, int32_t n
     return cs_w_cublasZsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZsyr2_v2, cublasZsyr2_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyr2_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * y, int32_t incy, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyr2_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZsyr2_v2, cublasZsyr2_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
 {
@@ -12699,6 +15621,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyr2_v2_64(void * handle, uint32_t uplo, int64_
     return cs_w_cublasZsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
 }
 __asm__(".symver cs_v12_cublasZsyr2_v2_64, cublasZsyr2_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyr2_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * y, int64_t incy, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyr2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+}
+__asm__(".symver cs_v11_cublasZsyr2_v2_64, cublasZsyr2_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -12725,6 +15653,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyr2k_v2(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasZsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsyr2k_v2, cublasZsyr2k_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyr2k_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyr2k_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsyr2k_v2, cublasZsyr2k_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr2k_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -12751,6 +15685,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyr2k_v2_64(void * handle, uint32_t uplo, uint3
     return cs_w_cublasZsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsyr2k_v2_64, cublasZsyr2k_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyr2k_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyr2k_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr2k_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsyr2k_v2_64, cublasZsyr2k_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
 {
@@ -12777,6 +15717,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyr_v2(void * handle, uint32_t uplo, int32_t n,
     return cs_w_cublasZsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasZsyr_v2, cublasZsyr_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyr_v2(void * handle, uint32_t uplo, int32_t n, void * alpha, void * x, int32_t incx, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyr_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasZsyr_v2, cublasZsyr_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyr_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
 {
@@ -12803,6 +15749,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyr_v2_64(void * handle, uint32_t uplo, int64_t
     return cs_w_cublasZsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, "libcublas.so.12", &slot), handle, uplo, n, alpha, x, incx, A, lda);
 }
 __asm__(".symver cs_v12_cublasZsyr_v2_64, cublasZsyr_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyr_v2_64(void * handle, uint32_t uplo, int64_t n, void * alpha, void * x, int64_t incx, void * A, int64_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyr_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyr_v2_64, "libcublas.so.11", &slot), handle, uplo, n, alpha, x, incx, A, lda);
+}
+__asm__(".symver cs_v11_cublasZsyr_v2_64, cublasZsyr_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
 {
@@ -12829,6 +15781,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyrk_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsyrk_v2, cublasZsyrk_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyrk_v2(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyrk_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsyrk_v2, cublasZsyrk_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrk_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
 {
@@ -12855,6 +15813,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyrk_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsyrk_v2_64, cublasZsyrk_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyrk_v2_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyrk_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrk_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsyrk_v2_64, cublasZsyrk_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
@@ -12881,6 +15845,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyrkx(void * handle, uint32_t uplo, uint32_t tr
     return cs_w_cublasZsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsyrkx, cublasZsyrkx@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyrkx(void * handle, uint32_t uplo, uint32_t trans, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyrkx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsyrkx, cublasZsyrkx@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZsyrkx_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
@@ -12907,6 +15877,12 @@ CS_EXPORT uint32_t cs_v12_cublasZsyrkx_64(void * handle, uint32_t uplo, uint32_t
     return cs_w_cublasZsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, "libcublas.so.12", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZsyrkx_64, cublasZsyrkx_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZsyrkx_64(void * handle, uint32_t uplo, uint32_t trans, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZsyrkx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZsyrkx_64, "libcublas.so.11", &slot), handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZsyrkx_64, cublasZsyrkx_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -12933,6 +15909,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtbmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZtbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtbmv_v2, cublasZtbmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtbmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtbmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtbmv_v2, cublasZtbmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -12959,6 +15941,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtbmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZtbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtbmv_v2_64, cublasZtbmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtbmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtbmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtbmv_v2_64, cublasZtbmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -12985,6 +15973,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtbsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZtbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtbsv_v2, cublasZtbsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtbsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, int32_t k, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtbsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtbsv_v2, cublasZtbsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtbsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -13011,6 +16005,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtbsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZtbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtbsv_v2_64, cublasZtbsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtbsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, int64_t k, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtbsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtbsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, k, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtbsv_v2_64, cublasZtbsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -13037,6 +16037,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtpmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZtpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtpmv_v2, cublasZtpmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtpmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtpmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtpmv_v2, cublasZtpmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -13063,6 +16069,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtpmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZtpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtpmv_v2_64, cublasZtpmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtpmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtpmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtpmv_v2_64, cublasZtpmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
 {
@@ -13089,6 +16101,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtpsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZtpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtpsv_v2, cublasZtpsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtpsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * AP, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtpsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtpsv_v2, cublasZtpsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
 {
@@ -13115,6 +16133,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtpsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZtpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, AP, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtpsv_v2_64, cublasZtpsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtpsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * AP, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtpsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, AP, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtpsv_v2_64, cublasZtpsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtpttr(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
 {
@@ -13141,6 +16165,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtpttr(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasZtpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpttr, "libcublas.so.12", &slot), handle, uplo, n, AP, A, lda);
 }
 __asm__(".symver cs_v12_cublasZtpttr, cublasZtpttr@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtpttr(void * handle, uint32_t uplo, int32_t n, void * AP, void * A, int32_t lda)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtpttr(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtpttr, "libcublas.so.11", &slot), handle, uplo, n, AP, A, lda);
+}
+__asm__(".symver cs_v11_cublasZtpttr, cublasZtpttr@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
 {
@@ -13167,6 +16197,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrmm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasZtrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZtrmm_v2, cublasZtrmm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrmm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * C, int32_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrmm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZtrmm_v2, cublasZtrmm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
 {
@@ -13193,6 +16229,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrmm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasZtrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
 }
 __asm__(".symver cs_v12_cublasZtrmm_v2_64, cublasZtrmm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrmm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * C, int64_t ldc)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrmm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+}
+__asm__(".symver cs_v11_cublasZtrmm_v2_64, cublasZtrmm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -13219,6 +16261,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrmv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZtrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtrmv_v2, cublasZtrmv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrmv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrmv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtrmv_v2, cublasZtrmv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrmv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -13245,6 +16293,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrmv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZtrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtrmv_v2_64, cublasZtrmv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrmv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrmv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrmv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtrmv_v2_64, cublasZtrmv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
 {
@@ -13271,6 +16325,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrsmBatched(void * handle, uint32_t side, uint3
     return cs_w_cublasZtrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasZtrsmBatched, cublasZtrsmBatched@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrsmBatched(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, int32_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrsmBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasZtrsmBatched, cublasZtrsmBatched@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsmBatched_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
 {
@@ -13297,6 +16357,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrsmBatched_64(void * handle, uint32_t side, ui
     return cs_w_cublasZtrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
 }
 __asm__(".symver cs_v12_cublasZtrsmBatched_64, cublasZtrsmBatched_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrsmBatched_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, int64_t batchCount)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrsmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsmBatched_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+}
+__asm__(".symver cs_v11_cublasZtrsmBatched_64, cublasZtrsmBatched_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
 {
@@ -13323,6 +16389,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrsm_v2(void * handle, uint32_t side, uint32_t 
     return cs_w_cublasZtrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasZtrsm_v2, cublasZtrsm_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrsm_v2(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t m, int32_t n, void * alpha, void * A, int32_t lda, void * B, int32_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrsm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasZtrsm_v2, cublasZtrsm_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsm_v2_64(uint8_t via, void *realp, void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
 {
@@ -13349,6 +16421,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrsm_v2_64(void * handle, uint32_t side, uint32
     return cs_w_cublasZtrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, "libcublas.so.12", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 __asm__(".symver cs_v12_cublasZtrsm_v2_64, cublasZtrsm_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrsm_v2_64(void * handle, uint32_t side, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t m, int64_t n, void * alpha, void * A, int64_t lda, void * B, int64_t ldb)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrsm_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsm_v2_64, "libcublas.so.11", &slot), handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+__asm__(".symver cs_v11_cublasZtrsm_v2_64, cublasZtrsm_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
 {
@@ -13375,6 +16453,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrsv_v2(void * handle, uint32_t uplo, uint32_t 
     return cs_w_cublasZtrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtrsv_v2, cublasZtrsv_v2@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrsv_v2(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int32_t n, void * A, int32_t lda, void * x, int32_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrsv_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtrsv_v2, cublasZtrsv_v2@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrsv_v2_64(uint8_t via, void *realp, void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
 {
@@ -13401,6 +16485,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrsv_v2_64(void * handle, uint32_t uplo, uint32
     return cs_w_cublasZtrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, "libcublas.so.12", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
 }
 __asm__(".symver cs_v12_cublasZtrsv_v2_64, cublasZtrsv_v2_64@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrsv_v2_64(void * handle, uint32_t uplo, uint32_t trans, uint32_t diag, int64_t n, void * A, int64_t lda, void * x, int64_t incx)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrsv_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrsv_v2_64, "libcublas.so.11", &slot), handle, uplo, trans, diag, n, A, lda, x, incx);
+}
+__asm__(".symver cs_v11_cublasZtrsv_v2_64, cublasZtrsv_v2_64@libcublas.so.11");
 
 static inline __attribute__((always_inline)) uint32_t cs_w_cublasZtrttp(uint8_t via, void *realp, void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
 {
@@ -13427,6 +16517,12 @@ CS_EXPORT uint32_t cs_v12_cublasZtrttp(void * handle, uint32_t uplo, int32_t n, 
     return cs_w_cublasZtrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrttp, "libcublas.so.12", &slot), handle, uplo, n, A, lda, AP);
 }
 __asm__(".symver cs_v12_cublasZtrttp, cublasZtrttp@libcublas.so.12");
+CS_EXPORT uint32_t cs_v11_cublasZtrttp(void * handle, uint32_t uplo, int32_t n, void * A, int32_t lda, void * AP)
+{
+    static void *_Atomic slot;
+    return cs_w_cublasZtrttp(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasZtrttp, "libcublas.so.11", &slot), handle, uplo, n, A, lda, AP);
+}
+__asm__(".symver cs_v11_cublasZtrttp, cublasZtrttp@libcublas.so.11");
 
 static const char *const names[] = {
     "cublasAsumEx",
@@ -16020,7 +19116,7 @@ static void *const via_procaddr[] = {
 };
 static void *_Atomic real_fns[516];
 struct cs_api cs_api_cublas = {
-    .name = "cublas", .soname = "libcublas.so.13:libcublas.so.12", .base = CS_CUBLAS_BASE, .count = CS_CUBLAS_COUNT,
+    .name = "cublas", .soname = "libcublas.so.13:libcublas.so.12:libcublas.so.11", .base = CS_CUBLAS_BASE, .count = CS_CUBLAS_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_cublas_result_name, .benign = 0,
 };

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# NVIDIA's real driver (535, CUDA 12.2, no GPU) under real CUDA 11.8 and 13.0 libraries, loaded
+# the way frameworks load them: every program behaves the same with and without the shim (stdout
+# and exit status, default and ALL mode, no hang), and the findings name the real cause.
+# The stack comes from tests/realstack/fetch.sh (make check-real fetches it).
+. "$(dirname "$0")/lib.sh"
+need_python
+RS_ROOT="${CUDASHIM_REALSTACK:-$HOME/.cache/cudashim-realstack}/root"
+RS="$RS_ROOT/usr/lib/x86_64-linux-gnu"
+[ -e "$RS/nvidia/current/libcuda.so.1" ] && [ -e "$RS/libcudart.so.11.0" ] ||
+    skip "no real NVIDIA stack in ${RS_ROOT%/root} (tests/realstack/fetch.sh, or make check-real, fetches it)"
+DRIVER_DIR="$RS/nvidia/current"
+C13="$CUDA/lib64"
+have13=0; [ -e "$C13/libcudart.so.13" ] && [ -e "$C13/libcublas.so.13" ] && have13=1
+compile realstack tests/programs/realstack.c -ldl -pthread
+export LD_LIBRARY_PATH="$DRIVER_DIR:$RS"
+
+parent_trace() {  # DIR: the trace of the process that was not forked
+    grep -L '"forked_from"' "$1"/cudashim-*.jsonl | head -n 1
+}
+# same behaviour, in default and ALL mode, each bounded (a hang is a failure, not a stuck CI).
+both_modes() {
+    local name=$1; shift
+    local a b ra rb mode
+    set +e
+    a=$(timeout 60 "$@" 2>/dev/null); ra=$?
+    set -e
+    [ $ra -ne 124 ] || fail "$name: hangs without the shim"
+    for mode in 0 1; do
+        mkdir -p "$TMP/$name.$mode"
+        set +e
+        b=$(CUDASHIM_TRACE_ALL=$mode CUDASHIM_TRACE_DIR="$TMP/$name.$mode" timeout 60 env LD_PRELOAD="$PRELOAD" "$@" 2>"$TMP/$name.$mode.err"); rb=$?
+        set -e
+        [ $rb -ne 124 ] || fail "$name: hangs under the shim (ALL=$mode)"
+        [ "$a" = "$b" ] || { diff <(echo "$a") <(echo "$b") || true; fail "$name: stdout differs under the shim (ALL=$mode)"; }
+        [ $ra = $rb ] || fail "$name: exit status $ra without the shim, $rb under it (ALL=$mode)"
+    done
+    trace=$(parent_trace "$TMP/$name.0")
+    all_trace=$(parent_trace "$TMP/$name.1")
+    out=$a
+}
+has_finding() {  # TRACE ID TEXT...: a finding with that id whose summary holds every TEXT
+    local t=$1 id=$2; shift 2
+    python3 - "$t" "$id" "$@" <<'PY' || fail "no finding $2 with ${*:3} in $1"
+import json, sys
+path, fid, words = sys.argv[1], sys.argv[2], sys.argv[3:]
+found = [json.loads(l) for l in open(path) if '"type":"finding"' in l]
+ok = [f for f in found if f["id"] == fid and all(w in f["summary"] for w in words)]
+if not ok:
+    for f in found: print(f["id"], f["severity"], f["summary"][:200])
+    sys.exit(1)
+PY
+}
+
+# 1. CUDA 11.8 (PyTorch +cu118): runtime, 8 threads, cuBLAS 11, fork, a fork storm while another
+#    thread calls the runtime. cudart 11 calls cuGetProcAddress inside its own pthread_once.
+both_modes cu118 ./realstack rt:"$RS/libcudart.so.11.0" threads:8 cublas:"$RS/libcublas.so.11" fork forkstorm:20
+grep -q "cudaGetDeviceCount=100" <<<"$out" || fail "cu118: the real runtime should say no device: $out"
+has_finding "$trace" no-gpu-visible "kernel module is not loaded" "535.261.03"
+# cuInit's 100 from the runtime, and again from cuBLAS's own runtime inside cublasCreate.
+[ "$(q count "$trace" api=cuInit result=100)" -ge 2 ] || fail "cu118: cuInit's 100 (runtime and cuBLAS) is not in the trace"
+python3 - "$trace" <<'PY' || fail "cu118: the runtime's inventory"
+import json, sys
+libs = {l["kind"]: l for l in map(json.loads, open(sys.argv[1])) if l["type"] == "library"}
+assert libs["cudart"]["version"] == "11.8" and libs["cudart"]["found_via"].startswith("a full path given to dlopen"), libs["cudart"]
+assert libs["driver"]["file_version"] == "535.261.03" and libs["driver"]["found_via"].startswith("LD_LIBRARY_PATH entry"), libs["driver"]
+assert libs["cublas"]["version"].startswith("11."), libs["cublas"]
+PY
+
+# 2. Python ctypes in PyTorch cu118's load order (runtime, cuBLASLt, cuBLAS, then calls).
+cat >"$TMP/cu118.py" <<PY
+import ctypes, os
+g = os.RTLD_GLOBAL
+rt = ctypes.CDLL("$RS/libcudart.so.11.0", mode=g)
+ctypes.CDLL("$RS/libcublasLt.so.11", mode=g)
+cb = ctypes.CDLL("$RS/libcublas.so.11", mode=g)
+n = ctypes.c_int(-1)
+print("count", rt.cudaGetDeviceCount(ctypes.byref(n)))
+h = ctypes.c_void_p()
+print("cublas", cb.cublasCreate_v2(ctypes.byref(h)))
+PY
+both_modes py118 python3 "$TMP/cu118.py"
+has_finding "$trace" no-gpu-visible
+
+if [ $have13 = 1 ]; then
+    # 3. CUDA 13 (PyTorch +cu130) on the 535 driver: the runtime and the private runtimes inside
+    #    cuBLAS, cuDNN and NCCL all need a CUDA 13 driver.
+    args=(rt:"$C13/libcudart.so.13" threads:8 cublas:"$C13/libcublas.so.13")
+    [ -e "$C13/libcudnn.so.9" ] && args+=(cudnn:"$C13/libcudnn.so.9")
+    [ -e "$C13/libnccl.so.2" ] && args+=(nccl:"$C13/libnccl.so.2")
+    both_modes cu13 ./realstack "${args[@]}" fork forkstorm:20
+    grep -q "cudaGetDeviceCount=35" <<<"$out" || fail "cu13: the real runtime should say insufficient driver: $out"
+    has_finding "$trace" driver-too-old libcudart.so.13 "CUDA 13" "535.261.03" "CUDA 12.2"
+    has_finding "$trace" driver-too-old libcublas.so.13 "CUDA 13" "535.261.03"
+    # The driver calls cuBLAS's own runtime makes inside cublasCreate are recorded, and say so.
+    python3 - "$all_trace" <<'PY' || fail "cu13: cuBLAS's driver lookups are not in the ALL-mode trace"
+import json, sys
+calls = [e for e in map(json.loads, open(sys.argv[1])) if e["type"] == "call"]
+inner = [c for c in calls if c.get("inside") == "cublasCreate_v2" and c["api"].startswith("cuGetProcAddress")]
+assert len(inner) > 100, len(inner)
+assert all(c["caller"] == "libcublas.so.13" for c in inner), inner[0]
+PY
+
+    # 4. Both runtimes in one process, 13 first (a CUDA 13 framework and a CUDA 11 extension).
+    both_modes two ./realstack rt:"$C13/libcudart.so.13" rt:"$RS/libcudart.so.11.0" threads:8
+
+    # 5. Python in cu13's load order, with cuDNN and NCCL.
+    cat >"$TMP/cu13.py" <<PY
+import ctypes, os
+g = os.RTLD_GLOBAL
+rt = ctypes.CDLL("$C13/libcudart.so.13", mode=g)
+for lib in ("libcublasLt.so.13", "libcublas.so.13", "libcudnn.so.9", "libnccl.so.2"):
+    if os.path.exists("$C13/" + lib): ctypes.CDLL("$C13/" + lib, mode=g)
+n = ctypes.c_int(-1)
+print("count", rt.cudaGetDeviceCount(ctypes.byref(n)))
+h = ctypes.c_void_p()
+print("cublas", ctypes.CDLL(None).cublasCreate_v2(ctypes.byref(h)))
+PY
+    both_modes py13 python3 "$TMP/cu13.py"
+    has_finding "$trace" driver-too-old libcudart.so.13
+
+    # 6. A stale cuBLASLt on LD_LIBRARY_PATH: the loader's "version `libcublasLt.so.13' not found"
+    #    is a finding that names the copy and the library that needed it.
+    mkdir -p "$TMP/stale"
+    ln -s "$RS/libcublasLt.so.11" "$TMP/stale/libcublasLt.so.13"
+    LD_LIBRARY_PATH="$DRIVER_DIR:$TMP/stale" both_modes stale ./realstack cublas:"$C13/libcublas.so.13"
+    grep -q "version \`libcublasLt.so.13' not found" <<<"$out" || fail "stale: the loader's own message: $out"
+    has_finding "$trace" missing-symbol libcublasLt.so.13 libcublas.so.13
+else
+    echo "skipped the CUDA 13 cases: no $C13/libcudart.so.13 and libcublas.so.13"
+fi
+echo ok
