@@ -87,7 +87,7 @@ regen:
 	python3 tools/gen_reference.py
 	python3 tools/update_config_doc.py
 regen-tables:
-	for api in cuda cudnn nccl cublas cublasLt; do python3 wrappers/gen_table.py $$api wrappers/$$api.tbl || exit 1; done
+	for api in cuda cudnn nccl cublas cublasLt cudart; do python3 wrappers/gen_table.py $$api wrappers/$$api.tbl || exit 1; done
 	python3 wrappers/gen_c.py
 
 install: all

@@ -486,6 +486,11 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
     for (struct link_map *m = cs_lm_head(); m; m = m->l_next)
         if (m->l_name == name) l->map = m;
     l->family = (int)(f - families);
+    /* Complete before it is published: hooks on other threads read the inventory. */
+    char via[sizeof l->found_via];
+    found_via(l, via, sizeof via);
+    memcpy(l->found_via, via, sizeof via);
+    file_version(l, f);
     atomic_store(&nlibs, n + 1);
     return 0;
 }
@@ -504,11 +509,6 @@ void cs_inventory_refresh(int ask)
         last_adds = s.adds;
     }
     int after = atomic_load(&nlibs);
-    for (int i = before; i < after; i++) {
-        struct cs_library *l = &libs[i];
-        found_via(l, l->found_via, sizeof l->found_via);
-        file_version(l, &families[l->family]);
-    }
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
         const struct family *f = &families[l->family];

@@ -99,7 +99,8 @@ static struct link_map *library_map(struct cs_api *api)
     }
     if (m) {
         void *expected = NULL;
-        atomic_compare_exchange_strong(&api->handle, &expected, (void *)m);
+        if (atomic_compare_exchange_strong(&api->handle, &expected, (void *)m))
+            atomic_store(&api->bound_addr, m->l_addr);
         m = atomic_load(&api->handle);
     }
     return m;
@@ -120,6 +121,8 @@ static void bind_one(const char *name, void *p, void *arg)
         b->ix->e[b->ix->n++].idx = idx;
     }
 }
+
+static uintptr_t old_addr(struct cs_api *api) { return atomic_load(&api->bound_addr); }
 
 struct rebind_pass { struct cs_api *api; struct cs_ptr_index *ix; void **fresh; };
 
@@ -168,9 +171,14 @@ int cs_api_bind(struct cs_api *api)
 int cs_api_rebind(struct cs_api *api, void *p)
 {
     struct link_map *m = cs_lm_of_addr(p);
-    if (!m || (void *)m == atomic_load(&api->handle)) return 0;
+    struct link_map *old = atomic_load(&api->handle);
+    if (!m || m == old) return 0;
     const char *so = cs_elf_soname(m);
     if (!so || !strstr(api->soname, so)) return 0;
+    /* Another copy loaded beside the bound one (two runtime majors in one process): that copy's
+     * functions are handed out untouched, never swapped for wrappers that call the other copy. */
+    for (struct link_map *l = cs_lm_head(); l; l = l->l_next)
+        if (l == old && l->l_addr == old_addr(api)) return 0;
     size_t sz = sizeof(struct cs_ptr_index) + (size_t)api->count * sizeof(((struct cs_ptr_index *)0)->e[0]);
     struct cs_ptr_index *ix = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ix == MAP_FAILED) return 0;
@@ -182,6 +190,7 @@ int cs_api_rebind(struct cs_api *api, void *p)
     for (int i = 0; i < api->count; i++) atomic_store(&api->real[i], fresh[i] ? fresh[i] : CS_REAL_MISSING);
     munmap(fresh, (size_t)api->count * sizeof(void *));
     atomic_store(&api->handle, (void *)m);
+    atomic_store(&api->bound_addr, m->l_addr);
     atomic_store(&api->by_ptr, ix);  /* the old index is left mapped: a reader may still hold it */
     return 1;
 }

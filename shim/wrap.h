@@ -40,7 +40,8 @@ struct cs_api {
     const char *(*result_name)(int32_t);
     int32_t benign;              /* a non-zero result that is an answer, not a failure */
     /* filled at bind time */
-    void *_Atomic handle;
+    void *_Atomic handle;        /* the bound copy's link-map entry */
+    uintptr_t _Atomic bound_addr;  /* and its load address: a reused entry is not the same copy */
     struct cs_ptr_index *_Atomic by_ptr;
 };
 

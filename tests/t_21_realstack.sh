@@ -57,6 +57,9 @@ PY
 both_modes cu118 ./realstack rt:"$RS/libcudart.so.11.0" threads:8 cublas:"$RS/libcublas.so.11" fork forkstorm:20
 grep -q "cudaGetDeviceCount=100" <<<"$out" || fail "cu118: the real runtime should say no device: $out"
 has_finding "$trace" no-gpu-visible "kernel module is not loaded" "535.261.03"
+# The runtime's own API is traced: torch.cuda.is_available()'s question and its answer by name.
+[ "$(q count "$trace" api=cudaGetDeviceCount result_name=cudaErrorNoDevice)" -ge 1 ] ||
+    fail "cu118: cudaGetDeviceCount -> cudaErrorNoDevice (100) is not in the trace"
 # cuInit's 100 from the runtime, and again from cuBLAS's own runtime inside cublasCreate.
 [ "$(q count "$trace" api=cuInit result=100)" -ge 2 ] || fail "cu118: cuInit's 100 (runtime and cuBLAS) is not in the trace"
 python3 - "$trace" <<'PY' || fail "cu118: the runtime's inventory"
@@ -91,6 +94,8 @@ if [ $have13 = 1 ]; then
     both_modes cu13 ./realstack "${args[@]}" fork forkstorm:20
     grep -q "cudaGetDeviceCount=35" <<<"$out" || fail "cu13: the real runtime should say insufficient driver: $out"
     has_finding "$trace" driver-too-old libcudart.so.13 "CUDA 13" "535.261.03" "CUDA 12.2"
+    [ "$(q count "$trace" api=cudaGetDeviceCount result_name=cudaErrorInsufficientDriver)" -ge 1 ] ||
+        fail "cu13: cudaGetDeviceCount -> cudaErrorInsufficientDriver (35) is not in the trace"
     has_finding "$trace" driver-too-old libcublas.so.13 "CUDA 13" "535.261.03"
     # The driver calls cuBLAS's own runtime makes inside cublasCreate are recorded, and say so.
     python3 - "$all_trace" <<'PY' || fail "cu13: cuBLAS's driver lookups are not in the ALL-mode trace"
@@ -102,7 +107,8 @@ assert all(c["caller"] == "libcublas.so.13" for c in inner), inner[0]
 PY
 
     # 4. Both runtimes in one process, 13 first (a CUDA 13 framework and a CUDA 11 extension).
-    both_modes two ./realstack rt:"$C13/libcudart.so.13" rt:"$RS/libcudart.so.11.0" threads:8
+    both_modes two ./realstack rt:"$C13/libcudart.so.13" rt:"$RS/libcudart.so.11.0" first threads:8
+    grep -q "first runtime: cudaGetDeviceCount=35" <<<"$out" || fail "two runtimes: the first runtime's pointer: $out"
 
     # 5. Python in cu13's load order, with cuDNN and NCCL.
     cat >"$TMP/cu13.py" <<PY

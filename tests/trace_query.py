@@ -2,7 +2,7 @@
 """Small queries over a trace, for the shell tests (the user-facing reader is `cudashim`).
 
   trace_query.py count TRACE [key=value ...]   number of call events matching every key=value
-  trace_query.py summary TRACE                  "api count" per line: the summary's calls plus own_calls
+  trace_query.py summary TRACE                  "api count" per line: the summary's driver calls plus own_calls
   trace_query.py field TRACE type key           the value of key in the first event of type
   trace_query.py counts FAKE_COUNTS_FILE        normalises the fake driver's counts file
   trace_query.py crash TRACE                    the crash record, a fact per line
@@ -28,9 +28,10 @@ if cmd == "count":
     conds = [a.split("=", 1) for a in sys.argv[3:]]
     print(sum(1 for e in events(path) if e.get("type") == "call" and match(e, conds)))
 elif cmd == "summary":
-    # the program's calls plus the shim's own (own_calls), as the driver received them
+    # the program's driver calls plus the shim's own (own_calls), as the driver received them
+    # (the runtime's own API, cudaX, is not the driver's: it is left out)
     s = [e for e in events(path) if e["type"] == "summary"][-1]
-    calls = dict(s["calls"])
+    calls = {k: v for k, v in s["calls"].items() if not (k.startswith("cuda") and k[4:5].isupper())}
     for k, v in s.get("own_calls", {}).items():
         calls[k] = calls.get(k, 0) + v
     for k in sorted(calls):

@@ -9,20 +9,22 @@ import os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-APIS = ["cuda", "cudnn", "nccl", "cublas", "cublasLt"]  # order fixes the global API index space
+APIS = ["cuda", "cudnn", "nccl", "cublas", "cublasLt", "cudart"]  # order fixes the global API index space
 # A non-zero result that is an answer, not a failure: CUDA_ERROR_NOT_READY ("not yet"), and
 # ncclInProgress (a non-blocking communicator still initialising).
-BENIGN = {"cuda": 600, "nccl": 7}
+BENIGN = {"cuda": 600, "nccl": 7, "cudart": 600}
 # The libraries each API binds to, newest major first (only already-loaded ones are used).
 SONAMES = {"cuda": "libcuda.so.1", "cudnn": "libcudnn.so.9:libcudnn.so.8", "nccl": "libnccl.so.2",
            "cublas": "libcublas.so.13:libcublas.so.12:libcublas.so.11",
-           "cublasLt": "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11"}
+           "cublasLt": "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11",
+           "cudart": "libcudart.so.13:libcudart.so.12:libcudart.so.11.0"}
 # Libraries that version their symbols: a program linked against libcudnn.so.9 asks for
 # cudnnCreate@libcudnn.so.9, so the shim defines that version (newest as default, older majors
 # as aliases) or the link would bypass it. NCCL and the driver do not version their symbols.
 VERSION_NODES = {"cudnn": ["libcudnn.so.9", "libcudnn.so.8"],
                  "cublas": ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11"],
-                 "cublasLt": ["libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"]}
+                 "cublasLt": ["libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"],
+                 "cudart": ["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"]}
 
 CTYPE = {"p": "void *", "i8": "int8_t", "u8": "uint8_t", "i16": "int16_t", "u16": "uint16_t",
          "i32": "int32_t", "u32": "uint32_t", "i64": "int64_t", "u64": "uint64_t",

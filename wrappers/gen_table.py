@@ -24,6 +24,9 @@ APIS = {
     "nccl": ("nccl.h", [""], [os.path.join(CUDA, "lib64/libnccl.so.2")], r"p?nccl\w*"),
     "cublas": ("cublas_api.h", [""], [os.path.join(CUDA, "lib64/libcublas.so.13")], r"cublas(?!Lt)\w*"),
     "cublasLt": ("cublasLt.h", [""], [os.path.join(CUDA, "lib64/libcublasLt.so.13")], r"cublasLt\w*"),
+    # The shared CUDA runtime's own API (not the __cuda* registration entry points).
+    "cudart": ("cuda_runtime_api.h", ["", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
+               [os.path.join(CUDA, "lib64/libcudart.so.13")], r"cuda[A-Z]\w*"),
 }
 
 DECL = re.compile(r"\s*(?:extern\s+)?(?:__attribute__\s*\(\(\w+\)\)\s*)*"
@@ -184,7 +187,8 @@ def main(api, out):
 
 # api -> (header, status enum type): the result names of each library API
 RESULTS = {"cudnn": ("cudnn.h", "cudnnStatus_t"), "nccl": ("nccl.h", "ncclResult_t"),
-           "cublas": ("cublas_api.h", "cublasStatus_t"), "cublasLt": ("cublasLt.h", "cublasStatus_t")}
+           "cublas": ("cublas_api.h", "cublasStatus_t"), "cublasLt": ("cublasLt.h", "cublasStatus_t"),
+           "cudart": ("cuda_runtime_api.h", "cudaError_t")}
 
 
 def library_results(api, tbl_dir):
@@ -192,6 +196,9 @@ def library_results(api, tbl_dir):
     header, etype = RESULTS[api]
     text = preprocess(header, "")
     m = re.search(r"typedef\s+enum\s*\w*\s*\{([^}]*)\}\s*" + etype + r"\s*;", text)
+    if not m:  # enum cudaError { ... }; typedef enum cudaError cudaError_t;
+        tag = re.search(r"typedef\s+enum\s+(\w+)\s+" + etype + r"\s*;", text).group(1)
+        m = re.search(r"enum\s+" + tag + r"\s*\{([^}]*)\}", text)
     names = [n for n in re.findall(r"(\w+)\s*(?:=[^,]*)?,?", m.group(1)) if n]
     out = run_probe(header, "", ['printf("%%d\\t%s\\n", (int)%s);' % (n, n) for n in names])
     with open(os.path.join(tbl_dir, api + "_results.tbl"), "w") as f:

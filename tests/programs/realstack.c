@@ -1,5 +1,7 @@
 /* Calls NVIDIA's real libraries the way frameworks do, for the real-stack suite. Steps, in order:
  *   rt:PATH          dlopen the runtime (RTLD_GLOBAL), cudaGetDeviceCount, cudaDriverGetVersion
+ *   first            cudaGetDeviceCount through the pointer the first rt: step got (after a
+ *                    second runtime was loaded, that pointer must still reach the first runtime)
  *   threads:N        N threads call cudaGetDeviceCount on the last runtime at once
  *   cublas:PATH      dlopen cuBLAS, cublasCreate_v2 (its private runtime reaches the driver)
  *   cudnn:PATH       dlopen cuDNN, cudnnGetVersion, cudnnCreate
@@ -20,7 +22,7 @@
 #include <unistd.h>
 
 static void *runtime;
-static int (*get_count)(int *);
+static int (*get_count)(int *), (*first_get_count)(int *);
 
 static void *open_or_die(const char *path)
 {
@@ -60,10 +62,14 @@ int main(int argc, char **argv)
         if (!strncmp(a, "rt:", 3)) {
             runtime = open_or_die(a + 3);
             get_count = (int (*)(int *))need(runtime, "cudaGetDeviceCount");
+            if (!first_get_count) first_get_count = get_count;
             int n = -1, v = -1;
             int r = get_count(&n);
             int rv = ((int (*)(int *))need(runtime, "cudaDriverGetVersion"))(&v);
             printf("cudaGetDeviceCount=%d count=%d cudaDriverGetVersion=%d version=%d\n", r, r ? -1 : n, rv, v);
+        } else if (!strcmp(a, "first")) {
+            int n = -1;
+            printf("first runtime: cudaGetDeviceCount=%d\n", first_get_count(&n));
         } else if (!strncmp(a, "threads:", 8)) {
             int n = atoi(a + 8), res[64];
             pthread_t t[64];
