@@ -70,6 +70,35 @@ assert libs["driver"]["file_version"] == "535.261.03" and libs["driver"]["found_
 assert libs["cublas"]["version"].startswith("11."), libs["cublas"]
 PY
 
+# Coverage is exact: every call the real driver receives without the shim (counted with gdb
+# breakpoints on the driver's own entry points) is in the ALL-mode trace, no more, no less.
+driver_hits() {  # FUNCTION PROGRAM ARGS...: how often the real driver's FUNCTION runs, without the shim
+    local fn=$1; shift
+    timeout 120 gdb -q -batch -ex "set breakpoint pending on" -ex "set env LD_LIBRARY_PATH=$LD_LIBRARY_PATH" \
+        -ex "break $fn" -ex "ignore 1 100000000" -ex run -ex "info breakpoints" --args "$@" 2>/dev/null |
+        sed -n 's/.*already hit \([0-9]*\) time.*/\1/p' | head -n 1
+}
+exact_coverage() {  # NAME FUNCTION... : compares the last both_modes run (its ALL-mode trace)
+    local name=$1; shift
+    command -v gdb >/dev/null || { echo "no gdb: skipped the exact-coverage check of $name"; return 0; }
+    local fn hits traced
+    for fn in "$@"; do
+        hits=$(driver_hits "$fn" "${coverage_cmd[@]}")
+        traced=$(python3 - "$all_trace" "$fn" <<'PY'
+import json, sys
+s = [e for e in map(json.loads, open(sys.argv[1])) if e["type"] == "summary"][-1]
+print(s["calls"].get(sys.argv[2], 0) + s.get("own_calls", {}).get(sys.argv[2], 0))
+PY
+)
+        [ -n "$hits" ] && [ "$hits" -gt 0 ] || fail "$name: gdb counted no $fn"
+        assert_eq "$traced" "$hits" "$name: $fn calls traced (ALL mode) vs received by the real driver"
+        echo "$name: $fn $hits calls, all traced"
+    done
+}
+coverage_cmd=(./realstack rt:"$RS/libcudart.so.11.0" cublas:"$RS/libcublas.so.11")
+both_modes cov118 "${coverage_cmd[@]}"
+exact_coverage cov118 cuGetProcAddress cuInit cuDriverGetVersion
+
 # 2. Python ctypes in PyTorch cu118's load order (runtime, cuBLASLt, cuBLAS, then calls).
 cat >"$TMP/cu118.py" <<PY
 import ctypes, os
@@ -84,6 +113,27 @@ print("cublas", cb.cublasCreate_v2(ctypes.byref(h)))
 PY
 both_modes py118 python3 "$TMP/cu118.py"
 has_finding "$trace" no-gpu-visible
+
+# 3. Python multiprocessing fork workers while another thread keeps failing runtime calls (each
+#    one written to the trace): a child forked while a hook held the loader lock would hang.
+cat >"$TMP/mpfork.py" <<PY
+import ctypes, multiprocessing as mp, os, threading
+rt = ctypes.CDLL("$RS/libcudart.so.11.0", mode=os.RTLD_GLOBAL)
+stop = False
+def busy():
+    n = ctypes.c_int()
+    while not stop:
+        rt.cudaGetDeviceCount(ctypes.byref(n))
+        ctypes.CDLL("$RS/libcublas.so.11").cublasCreate_v2(ctypes.byref(ctypes.c_void_p()))
+def work(i):
+    ctypes.CDLL("libm.so.6")  # the loader lock, in the child
+    return i * i
+t = threading.Thread(target=busy); t.start()
+with mp.get_context("fork").Pool(4) as pool:
+    print(sum(pool.map(work, range(200))))
+stop = True; t.join()
+PY
+for run in 1 2 3; do both_modes mpfork$run python3 "$TMP/mpfork.py"; done
 
 if [ $have13 = 1 ]; then
     # 3. CUDA 13 (PyTorch +cu130) on the 535 driver: the runtime and the private runtimes inside
@@ -105,6 +155,10 @@ inner = [c for c in calls if c.get("inside") == "cublasCreate_v2" and c["api"].s
 assert len(inner) > 100, len(inner)
 assert all(c["caller"] == "libcublas.so.13" for c in inner), inner[0]
 PY
+
+    coverage_cmd=(./realstack rt:"$C13/libcudart.so.13" cublas:"$C13/libcublas.so.13")
+    both_modes cov13 "${coverage_cmd[@]}"
+    exact_coverage cov13 cuGetProcAddress_v2 cuDriverGetVersion
 
     # 4. Both runtimes in one process, 13 first (a CUDA 13 framework and a CUDA 11 extension).
     both_modes two ./realstack rt:"$C13/libcudart.so.13" rt:"$RS/libcudart.so.11.0" first threads:8
