@@ -48,13 +48,26 @@ static const char *enum_choices(int i)
     return i == CS_CFG_CLOCK ? "auto, tsc or monotonic" : i == CS_CFG_UNWINDER ? "auto or backtrace" : "";
 }
 
+/* Exactly one of the listed words: "tsc or" is not a choice. */
 static int enum_ok(int i, const char *s)
 {
-    const char *c = enum_choices(i);
-    size_t n = strlen(s);
-    for (const char *p = c; n && (p = strstr(p, s)); p += n)
-        if ((p == c || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' ')) return 1;
+    static const char *const clocks[] = { "auto", "tsc", "monotonic", NULL }, *const unwinders[] = { "auto", "backtrace", NULL };
+    const char *const *w = i == CS_CFG_CLOCK ? clocks : i == CS_CFG_UNWINDER ? unwinders : NULL;
+    for (; w && *w; w++)
+        if (!strcmp(s, *w)) return 1;
     return 0;
+}
+
+/* A duration in seconds: a plain decimal number from 0.1 to a week. Not "inf", not "1e-12"
+ * (a watchdog that reports every call), not negative. */
+static int parse_seconds(const char *s, double *out)
+{
+    char *end;
+    if (!*s || strspn(s, "0123456789.") != strlen(s)) return 0;
+    double v = strtod(s, &end);
+    if (*end || !(v >= 0.1 && v <= 7 * 86400.0)) return 0;
+    *out = v;
+    return 1;
 }
 
 static const char *value(int i)
@@ -74,6 +87,9 @@ void cs_config_load(void)
         if (v->type == CS_BOOL && s && !cs_parse_bool(s, &b)) warn(v->name, s, "0 or 1"), s = NULL;
         if (v->type == CS_COUNT && s && !parse_count(s, &n)) warn(v->name, s, "a positive integer"), s = NULL;
         if (v->type == CS_ENUM && s && !enum_ok(i, s)) warn(v->name, s, enum_choices(i)), s = NULL;
+        double secs = 0;
+        if (v->type == CS_SECONDS && s && *s && !parse_seconds(s, &secs))
+            warn(v->name, s, "a number of seconds from 0.1 to 604800"), s = NULL;
         if (v->type == CS_STRING && s && !*s) s = NULL;
         if (!s) s = d;
         if (v->type == CS_BOOL) cs_parse_bool(s, &b);
@@ -87,12 +103,13 @@ void cs_config_load(void)
         case CS_CFG_SUMMARY: cs_cfg.summary = b; break;
         case CS_CFG_STDERR: cs_cfg.stderr_on = b; break;
         case CS_CFG_MAX_ERRORS_PER_API: cs_cfg.max_errors_per_api = n; break;
+        case CS_CFG_MAX_KEY_CALLS_PER_API: cs_cfg.max_key_calls_per_api = n; break;
         case CS_CFG_CLOCK: cs_cfg.clock = s; break;
         case CS_CFG_CRASH_HANDLER: cs_cfg.crash_handler = b; break;
         case CS_CFG_UNWINDER: cs_cfg.unwinder = s; break;
         case CS_CFG_CRASH_SELFTEST: cs_cfg.crash_selftest = b; break;
         case CS_CFG_SYNC_LAUNCHES: cs_cfg.sync_launches = s && *s && strcmp(s, "0") ? s : NULL; break;
-        case CS_CFG_HANG_TIMEOUT: cs_cfg.hang_timeout = s; break;
+        case CS_CFG_HANG_TIMEOUT: cs_cfg.hang_timeout = s && *s ? s : NULL; cs_cfg.hang_timeout_s = secs; break;
         case CS_CFG_EXPECT_GPU: cs_cfg.expect_gpu = b; break;
         case CS_CFG_DRIVER_VERSION_FILE: cs_cfg.driver_version_file = s; break;
         }

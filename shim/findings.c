@@ -52,6 +52,13 @@ void cs_finding(const char *id, enum cs_severity sev, const char *key, const cha
     cs_write_line(line, b.len);
 }
 
+/* A forked child says its own findings, not its parent's again. */
+void cs_findings_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    nkept = 0;
+}
+
 int cs_findings_count(enum cs_severity min)
 {
     int n = 0;
@@ -72,7 +79,9 @@ void cs_findings_stderr(void)
             cs_put(&m, "\n");
         }
     if (m.len && cs_cfg.stderr_on) {
-        cs_put(&m, "  (details: docs/diagnoses.md; trace: "); cs_put(&m, cs_trace_path()); cs_put(&m, ")\n");
+        cs_put(&m, "  (details: docs/diagnoses.md");
+        if (cs_trace_complete()) { cs_put(&m, "; trace: "); cs_put(&m, cs_trace_path()); }
+        cs_put(&m, ")\n");
         (void)!write(2, msg, m.len);
     }
 }

@@ -45,7 +45,8 @@ void cs_hook_cuDeviceGetName(struct cs_thread *t, struct cs_event *ev, void *nam
 void cs_hook_cuDeviceTotalMem(struct cs_thread *t, struct cs_event *ev, void *bytes, int32_t dev)
 {
     cs_extra(t, "\"device\":%d", dev);
-    if (ev->result == 0 && bytes) cs_extra(t, "\"bytes\":%llu", (unsigned long long)*(size_t *)bytes);
+    char n[24];
+    if (ev->result == 0 && bytes) cs_extra(t, "\"bytes\":%s", cs_num(n, *(size_t *)bytes));
 }
 
 void cs_hook_cuDeviceComputeCapability(struct cs_thread *t, struct cs_event *ev, void *major, void *minor,

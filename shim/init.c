@@ -26,6 +26,7 @@ static void after_fork_child(void)
     if (cs_cuda_initialised) cs_forked_after_init = 1;
     cs_writer_after_fork();
     cs_inventory_after_fork();
+    cs_findings_after_fork();
     for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&cs_own_calls[i], 0);
     cs_thread_after_fork(cs_tls);
     cs_watchdog_after_fork();

@@ -12,7 +12,7 @@
 #define CS_TRACE_VERSION 1
 
 /* config.c */
-enum cs_var_type { CS_BOOL, CS_STRING, CS_COUNT, CS_ENUM };
+enum cs_var_type { CS_BOOL, CS_STRING, CS_COUNT, CS_ENUM, CS_SECONDS };
 enum {
 #define CS_VAR(name, type, def, doc) CS_CFG_##name,
 #include "config_table.h"
@@ -28,7 +28,8 @@ struct cs_var {
 extern const struct cs_var cs_vars[CS_CFG_COUNT];
 struct cs_config {
     int disable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
-    uint64_t ring_size, max_errors_per_api;
+    uint64_t ring_size, max_errors_per_api, max_key_calls_per_api;
+    double hang_timeout_s;
     const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches, *hang_timeout;
 };
 extern struct cs_config cs_cfg;
@@ -86,13 +87,15 @@ void cs_write_line(const char *line, size_t len);
 size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct cs_event *ev, int tid,
                        const char *extra, int extra_len);
 const char *cs_trace_path(void);
+int cs_trace_complete(void);  /* open, and every line so far written */
 
 /* json.c: bounded, allocation-free JSON text */
 struct cs_buf { char *p; size_t len, cap; };
 void cs_put(struct cs_buf *b, const char *s);
 void cs_putn(struct cs_buf *b, const char *s, size_t n);
 void cs_put_str(struct cs_buf *b, const char *s);      /* quoted and escaped */
-void cs_put_u64(struct cs_buf *b, uint64_t v);
+void cs_put_u64(struct cs_buf *b, uint64_t v);  /* 2^63 and above as a decimal string */
+const char *cs_num(char tmp[24], uint64_t v);     /* the same, as text for a format */
 void cs_put_i64(struct cs_buf *b, int64_t v);
 void cs_put_hex(struct cs_buf *b, uint64_t v);
 void cs_extra(struct cs_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -524,8 +524,16 @@ void cs_inventory_refresh(int ask)
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
         const struct family *f = &families[l->family];
+        /* The driver's line goes out at once (a killed process still leaves it), and again once
+         * its version is known; readers keep the last line per path. */
         int deferred = !strcmp(l->kind, "driver") && ask < 2 && !l->asked;
-        if (!l->written && !deferred && (l->asked || !f->fn || ask)) { write_library(l); l->written = 1; }
+        if (!l->written && (deferred || l->asked || !f->fn || ask)) {
+            write_library(l);
+            l->written = l->version[0] ? 2 : 1;
+        } else if (l->written == 1 && l->version[0]) {
+            write_library(l);
+            l->written = 2;
+        }
     }
     if (after != before || ask) cs_diagnose_libraries();
 }

@@ -32,6 +32,7 @@ enum cs_severity { CS_INFO, CS_WARNING, CS_ERROR };
 void cs_finding(const char *id, enum cs_severity sev, const char *key, const char *summary, const char *fix,
                 const char *evidence_json);
 void cs_findings_stderr(void);
+void cs_findings_after_fork(void);
 int cs_findings_count(enum cs_severity min);
 
 /* diagnose.c: the rules. Each is called where its evidence appears. */

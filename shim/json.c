@@ -35,7 +35,7 @@ void cs_put_str(struct cs_buf *b, const char *s)
     cs_putn(b, "\"", 1);
 }
 
-void cs_put_u64(struct cs_buf *b, uint64_t v)
+static void put_digits(struct cs_buf *b, uint64_t v)
 {
     char tmp[24];
     int i = sizeof tmp;
@@ -43,11 +43,27 @@ void cs_put_u64(struct cs_buf *b, uint64_t v)
     cs_putn(b, tmp + i, sizeof tmp - (size_t)i);
 }
 
+/* Readers take JSON integers as int64: from 2^63 up a count is written as a decimal string. */
+void cs_put_u64(struct cs_buf *b, uint64_t v)
+{
+    if (v > (uint64_t)INT64_MAX) cs_putn(b, "\"", 1);
+    put_digits(b, v);
+    if (v > (uint64_t)INT64_MAX) cs_putn(b, "\"", 1);
+}
+
+const char *cs_num(char tmp[24], uint64_t v)
+{
+    struct cs_buf b = { tmp, 0, 23 };
+    cs_put_u64(&b, v);
+    tmp[b.len] = 0;
+    return tmp;
+}
+
 void cs_put_i64(struct cs_buf *b, int64_t v)
 {
     if (v < 0) {
         cs_putn(b, "-", 1);
-        cs_put_u64(b, (uint64_t)0 - (uint64_t)v);
+        put_digits(b, (uint64_t)0 - (uint64_t)v);
     } else {
         cs_put_u64(b, (uint64_t)v);
     }

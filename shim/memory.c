@@ -41,16 +41,16 @@ static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint6
 {
     ev->arg = size;
     if (ev->result == 0) { if (ptr) allocated(ptr, size); return; }
-    cs_extra(t, "\"requested\":%llu", (unsigned long long)size);
+    char n1[24], n2[24], n3[24], n4[24];
+    cs_extra(t, "\"requested\":%s", cs_num(n1, size));
     if (ev->result != 2) return;  /* CUDA_ERROR_OUT_OF_MEMORY */
     size_t free_b = 0, total_b = 0;
     int have = !cs_ask_mem_info(&free_b, &total_b);
     pthread_mutex_lock(&lock);
     uint64_t live = live_bytes, count = live_count;
     pthread_mutex_unlock(&lock);
-    if (have) cs_extra(t, "\"free\":%llu,\"total\":%llu", (unsigned long long)free_b, (unsigned long long)total_b);
-    cs_extra(t, "\"process_live_bytes\":%llu,\"process_allocations\":%llu", (unsigned long long)live,
-             (unsigned long long)count);
+    if (have) cs_extra(t, "\"free\":%s,\"total\":%s", cs_num(n2, free_b), cs_num(n3, total_b));
+    cs_extra(t, "\"process_live_bytes\":%s,\"process_allocations\":%s", cs_num(n4, live), cs_num(n1, count));
     char a[32], f[32], tt[32], l[32], summary[1024], ev_json[512];
     gib(a, sizeof a, size), gib(f, sizeof f, free_b), gib(tt, sizeof tt, total_b), gib(l, sizeof l, live);
     snprintf(summary, sizeof summary,
@@ -58,9 +58,8 @@ static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint6
              "shim saw (the rest is other processes, the CUDA context, or allocations made before the shim)",
              cs_api_name(ev->api), a, have ? f : "?", have ? tt : "?", l, (unsigned long long)count);
     snprintf(ev_json, sizeof ev_json,
-             "{\"api\":\"%s\",\"requested\":%llu,\"free\":%llu,\"total\":%llu,\"process_live_bytes\":%llu}",
-             cs_api_name(ev->api), (unsigned long long)size, (unsigned long long)free_b, (unsigned long long)total_b,
-             (unsigned long long)live);
+             "{\"api\":\"%s\",\"requested\":%s,\"free\":%s,\"total\":%s,\"process_live_bytes\":%s}",
+             cs_api_name(ev->api), cs_num(n1, size), cs_num(n2, free_b), cs_num(n3, total_b), cs_num(n4, live));
     cs_finding("out-of-memory", CS_WARNING, "oom", summary,
                "Reduce the batch size or model size, free cached memory (PyTorch: torch.cuda.empty_cache(); "
                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation), or stop the other processes "

@@ -79,7 +79,8 @@ static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_
     /* The runtime probes with an empty name; that answer is expected, not a finding. */
     if ((failed && sym && *sym) || cs_cfg.trace_all) {
         cs_extra_str(t, "symbol", sym ? sym : "");
-        cs_extra(t, "\"cuda_version\":%d,\"flags\":%llu", (int)ver, (unsigned long long)flags);
+        char n[24];
+        cs_extra(t, "\"cuda_version\":%d,\"flags\":%s", (int)ver, cs_num(n, flags));
         if (st >= 0 && st <= 2) cs_extra_str(t, "status", status_names[st]);
         if (got) cs_extra_str(t, "resolved", got);
         cs_extra_str(t, "caller", caller_name(ra));

@@ -7,7 +7,7 @@
 #include "internal.h"
 #include "inventory.h"
 
-extern uint64_t _Atomic cs_suppressed;
+extern uint64_t _Atomic cs_suppressed, cs_lines_written, cs_lines_unwritable, cs_lines_truncated;
 
 static uint64_t calls[CS_API_TOTAL], errors[CS_API_TOTAL];
 
@@ -57,6 +57,11 @@ void cs_summary_write(void)
     cs_put(&b, ",\"dropped\":"); cs_put_u64(&b, dropped);
     cs_put(&b, ",\"suppressed\":"); cs_put_u64(&b, atomic_load(&cs_suppressed));
     cs_put(&b, ",\"threads\":"); cs_put_u64(&b, (uint64_t)threads);
+    /* Loss is always said: lines written, lines that could not be written (a full disk, a
+     * file-size limit, a descriptor the program took over), lines cut to fit. */
+    cs_put(&b, ",\"lines\":{\"written\":"); cs_put_u64(&b, atomic_load(&cs_lines_written) + 1);
+    cs_put(&b, ",\"unwritable\":"); cs_put_u64(&b, atomic_load(&cs_lines_unwritable));
+    cs_put(&b, ",\"truncated\":"); cs_put_u64(&b, atomic_load(&cs_lines_truncated)); cs_put(&b, "}");
     cs_put(&b, ",\"findings\":{\"error\":"); cs_put_u64(&b, (uint64_t)(cs_findings_count(CS_ERROR)));
     cs_put(&b, ",\"warning\":"); cs_put_u64(&b, (uint64_t)(cs_findings_count(CS_WARNING) - cs_findings_count(CS_ERROR)));
     cs_put(&b, "}");
@@ -77,7 +82,16 @@ void cs_summary_write(void)
     cs_put_u64(&m, total); cs_put(&m, " calls traced, ");
     cs_put_u64(&m, failed); cs_put(&m, " failed");
     if (dropped) { cs_put(&m, ", "); cs_put_u64(&m, dropped); cs_put(&m, " events dropped"); }
-    cs_put(&m, "; trace: "); cs_put(&m, cs_trace_path()); cs_put(&m, "\n");
+    int complete = cs_trace_complete();
+    uint64_t lost = atomic_load(&cs_lines_unwritable);
+    if (complete) {
+        cs_put(&m, "; trace: "); cs_put(&m, cs_trace_path()); cs_put(&m, "\n");
+    } else if (atomic_load(&cs_lines_written)) {
+        cs_put(&m, "; trace (incomplete: "); cs_put_u64(&m, lost);
+        cs_put(&m, " lines could not be written): "); cs_put(&m, cs_trace_path()); cs_put(&m, "\n");
+    } else {
+        cs_put(&m, "; no trace could be written (see the message above)\n");
+    }
     int shown = 0;
     for (int i = 0; i < CS_API_TOTAL && shown < 8; i++)
         if (errors[i]) {
@@ -85,7 +99,7 @@ void cs_summary_write(void)
             cs_put_u64(&m, errors[i]); cs_put(&m, errors[i] == 1 ? " failure\n" : " failures\n");
             shown++;
         }
-    if (failed)
+    if (failed && complete)
         cs_put(&m, "  each failing call is in the trace with its result name (docs/trace-format.md)\n");
     (void)!write(2, msg, m.len);
 }

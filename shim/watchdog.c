@@ -154,11 +154,16 @@ static void *watch(void *arg)
     uint64_t timeout_ns = (uint64_t)(timeout_s * 1e9);
     while (atomic_load(&running)) {
         nanosleep(&ts, NULL);
-        uint64_t now = cs_ticks();
         for (struct cs_thread *t = cs_thread_list(); t; t = t->next) {
-            if (atomic_load(&t->dead) || !t->depth || !watched(t->current)) continue;
-            uint64_t entered = t->enter_ts;
-            if (!entered || cs_dur_to_ns(now - entered) < timeout_ns) continue;
+            /* When the call started, then the clock: sampled the other way round, a call that
+             * began in between looks as if it had run for ever (the difference wraps). */
+            uint64_t entered = __atomic_load_n(&t->enter_ts, __ATOMIC_ACQUIRE);
+            uint64_t now = cs_ticks();
+            if (atomic_load(&t->dead) || !__atomic_load_n(&t->depth, __ATOMIC_RELAXED) ||
+                !watched(__atomic_load_n(&t->current, __ATOMIC_RELAXED)))
+                continue;
+            if (!entered || now < entered || cs_dur_to_ns(now - entered) < timeout_ns) continue;
+            if (__atomic_load_n(&t->enter_ts, __ATOMIC_ACQUIRE) != entered) continue;  /* it returned meanwhile */
             /* once per stuck call, then again only after another full timeout */
             if (t->hang_reported && t->hang_reported >= entered &&
                 cs_dur_to_ns(now - t->hang_reported) < timeout_ns) continue;
@@ -171,9 +176,8 @@ static void *watch(void *arg)
 
 void cs_watchdog_start(void)
 {
-    if (!cs_cfg.hang_timeout || !*cs_cfg.hang_timeout) return;
-    timeout_s = strtod(cs_cfg.hang_timeout, NULL);
-    if (timeout_s <= 0) return;
+    if (!cs_cfg.hang_timeout || cs_cfg.hang_timeout_s <= 0) return;
+    timeout_s = cs_cfg.hang_timeout_s;
     int zero = 0;
     if (!atomic_compare_exchange_strong(&running, &zero, 1)) return;
     if (pthread_create(&watcher, NULL, watch, NULL)) atomic_store(&running, 0);

@@ -126,18 +126,20 @@ static inline struct cs_thread *cs_enter(int idx)
     struct cs_thread *t = cs_tls;
     if (cs_unlikely(!t) && !(t = cs_thread_slow(idx)))
         return NULL;
+    /* depth, current and enter_ts are read by the watchdog thread: relaxed atomic stores (plain
+     * moves on x86 and arm64), so the reads are well defined. */
     if (cs_unlikely(t->depth | t->hide)) {
         if (t->hide || t->depth >= CS_MAX_NEST)
             return NULL;
-        t->depth++;
+        __atomic_store_n(&t->depth, t->depth + 1, __ATOMIC_RELAXED);
         return t;
     }
-    t->depth = 1;
-    t->current = idx;  /* so a crash inside the real call can name it */
+    __atomic_store_n(&t->current, idx, __ATOMIC_RELAXED);  /* so a crash inside the real call can name it */
+    __atomic_store_n(&t->depth, 1, __ATOMIC_RELAXED);
     return t;
 }
 
-static inline void cs_leave(struct cs_thread *t) { t->depth--; }
+static inline void cs_leave(struct cs_thread *t) { __atomic_store_n(&t->depth, t->depth - 1, __ATOMIC_RELAXED); }
 
 /* Around the shim's own calls into a CUDA library: whatever they reach is not the program's. */
 static inline struct cs_thread *cs_hide(void)

@@ -9,6 +9,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,11 +22,16 @@
 
 static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
 static int trace_fd = -1;
+static dev_t trace_dev;        /* the file we created: a descriptor that names another file */
+static ino_t trace_ino;        /* (the program closed ours and reused the number) is never written */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t _Atomic cs_lines_written, cs_lines_unwritable, cs_lines_truncated;
+static int _Atomic loss_said;
 static char path[4096];
 static pid_t forked_from;
 static pthread_t writer_thread;
 static int _Atomic writer_running, writer_stop;
-static uint64_t _Atomic written_errors[CS_API_TOTAL];
+static uint64_t _Atomic written_errors[CS_API_TOTAL], written_key[CS_API_TOTAL];
 uint64_t _Atomic cs_suppressed;
 
 static int header_nccl;
@@ -66,11 +73,15 @@ static void expand(char *out, size_t cap, const char *tmpl)
     out[b.len] = 0;
 }
 
-static void put_cmdline(struct cs_buf *b)
+/* argv, up to 64 KiB; *cut says when there was more. */
+static void put_cmdline(struct cs_buf *b, int *cut)
 {
-    char buf[8192];
+    static char buf[1 << 16];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    ssize_t n = 0, r = 0;
+    while (fd >= 0 && n < (ssize_t)sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - (size_t)n)) > 0) n += r;
+    char more;
+    *cut = fd >= 0 && n == (ssize_t)sizeof buf - 1 && read(fd, &more, 1) == 1;
     if (fd >= 0) close(fd);
     cs_put(b, "[");
     for (ssize_t i = 0, first = 1; n > 0 && i < n; first = 0) {
@@ -92,7 +103,9 @@ static const char *const loading_env[] = {
 
 static void write_header(void)
 {
-    char line[16384], host[256] = "unknown";
+    static char line[1 << 18];  /* written once per process, by the thread that opens the trace */
+    char host[256] = "unknown";
+    int argv_cut = 0;
     struct cs_buf b = { line, 0, sizeof line - 2 };
     gethostname(host, sizeof host - 1);
     const char *rank = rank_string();
@@ -104,7 +117,8 @@ static void write_header(void)
     cs_put(&b, ",\"host\":"); cs_put_str(&b, host);
     cs_put(&b, ",\"rank\":");
     if (rank) cs_put_str(&b, rank); else cs_put(&b, "null");
-    cs_put(&b, ",\"argv\":"); put_cmdline(&b);
+    cs_put(&b, ",\"argv\":"); put_cmdline(&b, &argv_cut);
+    if (argv_cut) cs_put(&b, ",\"argv_truncated\":true");
     cs_put(&b, ",\"shim_version\":\"" CS_VERSION "\",\"clock\":\"CLOCK_MONOTONIC\",\"clock_source\":");
     cs_put_str(&b, cs_clock_name());
     cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
@@ -136,6 +150,15 @@ static void write_header(void)
         cs_put_str(&b, name); cs_put(&b, ":"); cs_put_str(&b, v);
     }
     cs_put(&b, "}}\n");
+    if (b.len >= sizeof line - 2) {  /* never a cut line: the header without argv and env, saying so */
+        atomic_fetch_add(&cs_lines_truncated, 1);
+        b.len = 0;
+        cs_put(&b, "{\"type\":\"header\",\"format\":\"" CS_TRACE_FORMAT "\",\"version\":");
+        cs_put_u64(&b, CS_TRACE_VERSION);
+        cs_put(&b, ",\"pid\":"); cs_put_u64(&b, (uint64_t)getpid());
+        cs_put(&b, ",\"shim_version\":\"" CS_VERSION "\",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
+        cs_put(&b, ",\"truncated\":true}\n");
+    }
     (void)!write(trace_fd, line, b.len);
 }
 
@@ -150,12 +173,18 @@ static int ensure_open(void)
         char base[sizeof path - 16];
         expand(base, sizeof base, cs_cfg.trace_file);
         int fd = -1;
+        if (strlen(base) >= sizeof base - 2) {  /* never a different, cut name */
+            errno = ENAMETOOLONG;
+            snprintf(path, sizeof path, "%.200s...", base);
+            goto failed;
+        }
         for (int i = 0; i < 100 && fd < 0; i++) {
             if (i) snprintf(path, sizeof path, "%s.%d", base, i); else snprintf(path, sizeof path, "%s", base);
             fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
             if (fd < 0 && errno != EEXIST) break;
         }
         if (fd < 0) {
+        failed:;
             char msg[4200];
             int n = snprintf(msg, sizeof msg, "cudashim: cannot create trace file %s: %s; tracing is off\n", path,
                              strerror(errno));
@@ -166,6 +195,8 @@ static int ensure_open(void)
         /* Keep the descriptor away from the low numbers programs assume are theirs. */
         int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
         if (high >= 0) { close(fd); fd = high; }
+        struct stat st;
+        if (fstat(fd, &st) == 0) trace_dev = st.st_dev, trace_ino = st.st_ino;
         trace_fd = fd;
         write_header();
         atomic_store(&fd_state, 2);
@@ -176,13 +207,75 @@ static int ensure_open(void)
     return s == 2;
 }
 
+/* Once, on stderr: the trace is incomplete from here on, and why. */
+static void say_loss(const char *why)
+{
+    int zero = 0;
+    if (!cs_cfg.stderr_on || !atomic_compare_exchange_strong(&loss_said, &zero, 1)) return;
+    char msg[4400];
+    int n = snprintf(msg, sizeof msg, "cudashim: the trace %s is incomplete: %s; lines that could not be written are "
+                     "counted in its summary\n", path, why);
+    (void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
+/* Our descriptor still names our file. The program may have closed every descriptor
+ * (close_range, a daemon's loop) and opened its own files under the same number: writing
+ * there would corrupt them. Reopen ours by name (O_APPEND, never following a link), or stop. */
+static int still_ours(struct stat *st)
+{
+    if (fstat(trace_fd, st) == 0 && st->st_dev == trace_dev && st->st_ino == trace_ino) return 1;
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+        if (high >= 0) { close(fd); fd = high; }
+        if (fstat(fd, st) == 0 && st->st_dev == trace_dev && st->st_ino == trace_ino) {
+            trace_fd = fd;  /* the old number is the program's now: never closed by us */
+            return 1;
+        }
+        close(fd);
+    }
+    say_loss("its descriptor was closed and the file is gone or replaced; tracing stopped");
+    atomic_store(&fd_state, 3);
+    return 0;
+}
+
 void cs_write_line(const char *line, size_t len)
 {
     int e = errno;
-    if (ensure_open())
-        (void)!write(trace_fd, line, len);
+    if (!ensure_open()) {
+        atomic_fetch_add(&cs_lines_unwritable, 1);
+        errno = e;
+        return;
+    }
+    /* The crash handler may interrupt a thread that holds the lock: it writes without it. */
+    int locked = atomic_load(&cs_crash_active) ? !pthread_mutex_trylock(&write_lock) : !pthread_mutex_lock(&write_lock);
+    struct stat st;
+    int ok = atomic_load(&fd_state) == 2 && still_ours(&st);
+    /* A file-size limit (ulimit -f) would send SIGXFSZ, which kills the program: never cross it. */
+    struct rlimit rl;
+    if (ok && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)st.st_size + len > (uint64_t)rl.rlim_cur) {
+        say_loss("the file-size limit (ulimit -f) is reached");
+        ok = 0;
+    }
+    while (ok && len) {
+        ssize_t n = write(trace_fd, line, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            char why[160];
+            snprintf(why, sizeof why, "a write failed (%s)", strerror(errno));
+            say_loss(why);
+            ok = 0;
+            break;
+        }
+        line += n, len -= (size_t)n;
+    }
+    if (locked) pthread_mutex_unlock(&write_lock);
+    atomic_fetch_add(ok ? &cs_lines_written : &cs_lines_unwritable, 1);
     errno = e;
 }
+
+int cs_trace_complete(void) { return atomic_load(&fd_state) == 2 && !atomic_load(&cs_lines_unwritable); }
 
 static const char *const via_names[] = { "linked", "dlsym", "cuGetProcAddress" };
 
@@ -211,11 +304,13 @@ size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct c
         cs_putn(&b, extra, (size_t)extra_len);
     }
     cs_put(&b, "}\n");
-    if (b.len == cap - 2 && buf[b.len - 1] != '\n') {  /* cut: keep the line valid JSON */
+    if (b.len == cap - 2 && buf[b.len - 1] != '\n') {  /* cut: keep the line valid JSON, and say so */
+        atomic_fetch_add(&cs_lines_truncated, 1);
         b.len = 0;
         cs_put(&b, "{\"type\":\"call\",\"api\":\"");
         cs_put(&b, api->names[ev->api - api->base]);
-        cs_put(&b, "\",\"truncated\":true}\n");
+        cs_put(&b, "\",\"result\":"); cs_put_i64(&b, ev->result);
+        cs_put(&b, ",\"truncated\":true}\n");
     }
     return b.len;
 }
@@ -231,6 +326,14 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
         atomic_fetch_add(&written_errors[ev->api], 1) >= cs_cfg.max_errors_per_api) {
         atomic_fetch_add(&cs_suppressed, 1);
         ev->flags |= CS_EV_WRITTEN;  /* counted, deliberately not written */
+        return;
+    }
+    /* Default mode stays bounded: a loop of successful key calls is written a few times, then
+     * only counted (the summary's counts stay exact). */
+    if (!(ev->flags & CS_EV_FAILED) && !cs_cfg.trace_all &&
+        atomic_fetch_add(&written_key[ev->api], 1) >= cs_cfg.max_key_calls_per_api) {
+        atomic_fetch_add(&cs_suppressed, 1);
+        ev->flags |= CS_EV_WRITTEN;
         return;
     }
     char line[2048];
@@ -311,7 +414,7 @@ void cs_writer_after_fork(void)
     path[0] = 0;
     atomic_store(&fd_state, 0);
     atomic_store(&writer_running, 0);
-    for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&written_errors[i], 0);
+    for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&written_errors[i], 0), atomic_store(&written_key[i], 0);
     atomic_store(&cs_suppressed, 0);
 }
 

@@ -283,6 +283,15 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
                jint(t->summary, "total_errors", 0), jint(t->summary, "dropped", 0), jint(t->summary, "threads", 0));
     else if (!t->crash)
         printf("  no summary line: the process did not reach exit normally (killed, or exec'd)\n");
+    json_t *lines = t->summary ? json_object_get(t->summary, "lines") : NULL;
+    long long unwritable = jint(lines, "unwritable", 0), cut = jint(lines, "truncated", 0),
+              suppressed = t->summary ? jint(t->summary, "suppressed", 0) : 0;
+    if (unwritable || cut)
+        printf("  INCOMPLETE TRACE: %lld lines could not be written (full disk, file-size limit, or a descriptor the "
+               "program took over), %lld lines were cut to fit\n", unwritable, cut);
+    if (suppressed)
+        printf("  %lld calls were counted but not written (repeats beyond CUDASHIM_MAX_ERRORS_PER_API or "
+               "CUDASHIM_MAX_KEY_CALLS_PER_API)\n", suppressed);
     if (t->crash) print_crash(t);
     json_t *replaced = json_object_get(t->handlers, "replaced");
     if (json_array_size(replaced)) {

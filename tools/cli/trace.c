@@ -21,6 +21,22 @@ long long jint(json_t *o, const char *key, long long dflt)
     return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
 }
 
+static void add(json_t **arr, json_t *e);
+
+/* A library's line may come again once its version is known: the last one per path counts. */
+static void add_library(struct trace *t, json_t *e)
+{
+    const char *path = json_string_value(json_object_get(e, "path"));
+    size_t i;
+    json_t *old;
+    if (path && t->libraries)
+        json_array_foreach(t->libraries, i, old) {
+            const char *p = json_string_value(json_object_get(old, "path"));
+            if (p && !strcmp(p, path)) { json_array_set(t->libraries, i, e); return; }
+        }
+    add(&t->libraries, e);
+}
+
 static void add(json_t **arr, json_t *e)
 {
     if (!*arr) *arr = json_array();
@@ -83,7 +99,7 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
             t->start_mono_ns = jint(e, "start_mono_ns", 0);
         } else if (!strcmp(type, "call")) add(&t->calls, e);
         else if (!strcmp(type, "finding")) add(&t->findings, e);
-        else if (!strcmp(type, "library")) add(&t->libraries, e);
+        else if (!strcmp(type, "library")) add_library(t, e);
         else if (!strcmp(type, "runtime")) add(&t->runtimes, e);
         else if (!strcmp(type, "system")) add(&t->systems, e);
         else if (!strcmp(type, "hang")) add(&t->hangs, e);

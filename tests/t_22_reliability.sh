@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Nothing the program does to its process makes the shim hurt it, and nothing the shim writes
+# lies: descriptors taken over, a file-size limit, unreadable numbers, long headers, bad
+# settings, false hangs, forked children, a full disk, a killed process.
+. "$(dirname "$0")/lib.sh"
+need_python
+compile reliability tests/programs/reliability.c -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
+CLI="$BUILD/cudashim"
+valid() { "$CLI" report "$1" >/dev/null 2>"$TMP/report.err" || { cat "$TMP/report.err"; fail "$2: cudashim report cannot read $1"; }; }
+
+# 1. The program closes every descriptor and puts its own file where the trace was: the shim
+#    reopens its trace by name and never writes into the program's file.
+same_behaviour ./reliability fail:2 closeall:"$TMP/mine.1" fail:5 check:"$TMP/mine.1" >/dev/null
+run_traced closeall ./reliability -- fail:2 closeall:"$TMP/mine.2" fail:5 check:"$TMP/mine.2"
+grep -q "mine.2: 0 bytes" "$TMP/closeall.out" || fail "the shim wrote into the program's file: $(cat "$TMP/closeall.out")"
+[ "$(q count "$trace" api=cuMemAlloc_v2)" = 7 ] || fail "the trace lost the calls made after close_range"
+
+# 2. A file-size limit: the shim's writes never raise SIGXFSZ (the program exits 3, not 153), the
+#    program's output is intact, and the loss is said.
+set +e
+out=$( (ulimit -f 4; CUDASHIM_TRACE_DIR="$TMP" env LD_PRELOAD="$PRELOAD" ./reliability fail:500) 2>"$TMP/fsize.err"); rc=$?
+set -e
+assert_eq "$rc" 3 "exit status under ulimit -f"
+grep -q "fail x500: 2" <<<"$out" || fail "output under ulimit -f: $out"
+grep -q "file-size limit" "$TMP/fsize.err" || fail "the loss under ulimit -f was not said: $(cat "$TMP/fsize.err")"
+rm -f "$TMP"/cudashim-*.jsonl
+
+# 3. Every number is readable: sizes of 2^63 and more; a 40 KB LD_LIBRARY_PATH; a 100 KB argv.
+run_traced numbers ./reliability -- fail:1
+valid "$trace" "a 2^63+1 allocation"
+grep -q '"api":"cuMemAlloc_v2".*"requested":"9223372036854775809"' "$trace" || fail "the requested size is not kept exactly"
+longpath=$(python3 -c 'print(":".join("/nonexistent/dir%04d" % i for i in range(2000)))')
+run_traced header ./reliability LD_LIBRARY_PATH="$FAKES:$longpath" -- fail:1
+valid "$trace" "a 40 KB LD_LIBRARY_PATH"
+args=$(python3 -c 'print(" ".join("arg%06d" % i for i in range(12000)))')
+# shellcheck disable=SC2086
+run_traced argv ./reliability -- fail:1 $args
+valid "$trace" "a 100 KB argv"
+assert_eq "$(q field "$trace" header argv_truncated)" True "a long argv says it was cut"
+
+# 4. Settings: garbage is refused with a warning, never half-taken.
+for bad in banana -1 inf 1e-12 nan 0; do
+    run_traced "hang$bad" ./reliability CUDASHIM_HANG_TIMEOUT="$bad" -- key:10
+    grep -q "ignoring CUDASHIM_HANG_TIMEOUT" "$TMP/hang$bad.err" || fail "CUDASHIM_HANG_TIMEOUT=$bad was accepted"
+done
+run_traced clock ./reliability CUDASHIM_CLOCK="tsc or" -- key:1
+grep -q "ignoring CUDASHIM_CLOCK" "$TMP/clock.err" || fail "CUDASHIM_CLOCK='tsc or' was accepted"
+
+# 5. No false hangs: 2 s of microsecond calls under a 0.3 s watchdog.
+run_traced nohang ./reliability CUDASHIM_HANG_TIMEOUT=0.3 -- key:200000 sleep:300 key:200000 sleep:300 key:200000
+assert_eq "$(grep -c '"type":"hang"' "$trace" || true)" 0 "hang records for calls that all returned"
+
+# 6. Default mode is bounded: a million key calls write a bounded trace, and count them all.
+run_traced bounded ./reliability -- key:1000000
+[ "$(stat -c %s "$trace")" -lt 200000 ] || fail "a million key calls made a $(stat -c %s "$trace")-byte trace"
+assert_eq "$(q summary "$trace" | grep cuDeviceGet)" "cuDeviceGet 1000000" "key calls counted"
+
+# 7. A forked child reports its own findings only, and names its own trace.
+run_traced forkfind ./reliability FAKE_CUDA_DRIVER_VERSION=12020 -- fail:1 fork
+assert_eq "$(grep -c '\[out-of-memory\]' "$TMP/forkfind.err")" 1 "the parent's finding said once (not again by its child)"
+grep -q "trace: )" "$TMP/forkfind.err" && fail "a child printed an empty trace path"
+
+# 8. Loss is said: a trace that cannot be created, a path too long to use as given.
+set +e
+CUDASHIM_TRACE_DIR=/nonexistent/dir env LD_PRELOAD="$PRELOAD" ./reliability fail:1 >/dev/null 2>"$TMP/nodir.err"; rc=$?
+set -e
+assert_eq "$rc" 3 "exit status without a trace directory"
+grep -q "cannot create trace file" "$TMP/nodir.err" || fail "no word of the trace that could not be created"
+grep -q "each failing call is in the trace" "$TMP/nodir.err" && fail "claims the calls are in a trace that does not exist"
+long=$(python3 -c 'print("x" * 4200)')
+set +e
+CUDASHIM_TRACE_FILE="$TMP/$long.jsonl" env LD_PRELOAD="$PRELOAD" ./reliability fail:1 >/dev/null 2>"$TMP/long.err"
+set -e
+grep -q "cannot create trace file" "$TMP/long.err" || fail "a 4200-character trace path was silently cut"
+[ -z "$(ls "$TMP" | grep -c xxxxxxxxxx | grep -v '^0$')" ] || fail "a cut trace name was written"
+
+# 9. A full disk (where a small tmpfs can be mounted): said, counted, and the program unharmed.
+if mkdir -p "$TMP/full" && mount -t tmpfs -o size=16k tmpfs "$TMP/full" 2>/dev/null; then
+    set +e
+    CUDASHIM_TRACE_DIR="$TMP/full" env LD_PRELOAD="$PRELOAD" ./reliability fail:2000 >"$TMP/full.out" 2>"$TMP/full.err"; rc=$?
+    set -e
+    t=$(ls "$TMP"/full/cudashim-*.jsonl | head -n 1)
+    cp "$t" "$TMP/full.jsonl"; umount "$TMP/full"
+    assert_eq "$rc" 3 "exit status on a full disk"
+    grep -q "No space left" "$TMP/full.err" || fail "a full disk was not said: $(cat "$TMP/full.err")"
+else
+    echo "skipped the full-disk case: cannot mount a tmpfs here"
+fi
+
+# 10. Killed: the inventory is on disk already (the scanner writes it within moments).
+CUDASHIM_TRACE_DIR="$TMP" env LD_PRELOAD="$PRELOAD" ./reliability key:1 sleep:5000 >/dev/null 2>&1 &
+pid=$!; sleep 1; kill -9 $pid; wait $pid 2>/dev/null || true
+t=$(ls "$TMP"/cudashim-*-$pid.jsonl)
+grep -q '"type":"library","kind":"driver"' "$t" || fail "after SIGKILL the trace has no library inventory"
+echo ok
