@@ -92,4 +92,16 @@ CUDASHIM_TRACE_DIR="$TMP" env LD_PRELOAD="$PRELOAD" ./reliability key:1 sleep:50
 pid=$!; sleep 1; kill -9 $pid; wait $pid 2>/dev/null || true
 t=$(ls "$TMP"/cudashim-*-$pid.jsonl)
 grep -q '"type":"library","kind":"driver"' "$t" || fail "after SIGKILL the trace has no library inventory"
+# 11. A bug report carries no secret given on the command line, in any of the usual shapes.
+secrets=(hf_AAAAAAAAAAAAAAAAAAAAAAAAAAAA ghp_BBBBBBBBBBBBBBBBBBBBBBBBBBBB AKIAIOSFODNN7EXAMPLE
+         "Authorization: Bearer hunter1token" -p hunter2pass -phunter3pass PASS=hunter4 --db-pass=hunter5
+         --passphrase=hunter6 '{"password": "hunter7"}' "postgres://admin:hun/ter@8x@db.example.com/app")
+run_traced secrets ./reliability -- fail:1 "${secrets[@]}"
+"$CLI" bugreport "$trace" >"$TMP/report.md" 2>/dev/null || true
+grep -q "reliability" "$TMP/report.md" || fail "the bug report lacks the command line"
+for leak in AAAAAAAAAAAAAAAAAAAA BBBBBBBBBBBBBBBBBBBB IOSFODNN7EXAMPLE hunter1 hunter2 hunter3 hunter4 hunter5 \
+            hunter6 hunter7 "hun/ter" "ter@8x"; do
+    grep -q -- "$leak" "$TMP/report.md" && { grep -- "$leak" "$TMP/report.md"; fail "the bug report leaks $leak"; }
+done
+grep -q "db.example.com" "$TMP/report.md" || fail "redaction ate the URL's host"
 echo ok

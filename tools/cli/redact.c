@@ -7,7 +7,7 @@
 
 #include "redact.h"
 
-static const char *const secret_words[] = { "TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH" };
+static const char *const secret_words[] = { "TOKEN", "KEY", "SECRET", "PASS", "CREDENTIAL", "AUTH", "PRIVATE" };
 static const char *const mark = "[redacted]";
 
 int redact_is_secret_name(const char *name, size_t len)
@@ -35,14 +35,90 @@ static char *splice(char *s, size_t start, size_t end, const char *with)
 
 static int value_char(char c) { return c && !isspace((unsigned char)c) && !strchr("\"'`|,;)", c); }
 
-/* scheme://user:password@host -> scheme://[redacted]@host */
+/* scheme://user:password@host -> scheme://[redacted]@host. A password may hold '/' and '@':
+ * the credentials end at the last '@' of the URL, if a ':' comes before it. */
 static char *url_credentials(char *s)
 {
     for (char *p = strstr(s, "://"); p; p = strstr(s + (p - s) + 3, "://")) {
-        size_t at = (size_t)(p - s), start = at + 3, end = start;
-        while (s[end] && !strchr("/@ \t\"'`|", s[end])) end++;
-        if (s[end] == '@' && end > start && strncmp(s + start, mark, strlen(mark))) s = splice(s, start, end, mark);
+        size_t at = (size_t)(p - s), start = at + 3, end = start, last_at = 0, colon = 0;
+        for (; s[end] && !strchr(" \t\n\"'`|,", s[end]); end++) {
+            if (s[end] == '@') last_at = end;
+            if (s[end] == ':' && !colon) colon = end;
+        }
+        if (last_at > start && colon && colon < last_at && strncmp(s + start, mark, strlen(mark)))
+            s = splice(s, start, last_at, mark);
         p = s + at;
+    }
+    return s;
+}
+
+/* Tokens recognisable by their shape, wherever they stand (an argument, a header value). */
+static int token_at(const char *s, size_t *len)
+{
+    static const struct { const char *prefix; size_t min; } shapes[] = {
+        { "hf_", 20 }, { "ghp_", 20 }, { "gho_", 20 }, { "ghs_", 20 }, { "ghu_", 20 }, { "github_pat_", 20 },
+        { "glpat-", 16 }, { "xoxb-", 16 }, { "xoxp-", 16 }, { "sk-", 20 }, { "AKIA", 16 }, { "ASIA", 16 },
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        size_t pl = strlen(shapes[k].prefix), n = 0;
+        if (strncmp(s, shapes[k].prefix, pl)) continue;
+        while (isalnum((unsigned char)s[pl + n]) || s[pl + n] == '_' || s[pl + n] == '-') n++;
+        if (n >= shapes[k].min) { *len = pl + n; return 1; }
+    }
+    return 0;
+}
+
+static char *tokens(char *s)
+{
+    for (size_t i = 0; s[i]; i++) {
+        size_t len;
+        if ((i && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_')) || !token_at(s + i, &len)) continue;
+        s = splice(s, i, i + len, mark);
+        i += strlen(mark) - 1;
+    }
+    return s;
+}
+
+/* "Authorization: Bearer X", "Bearer X", "Basic X", and a password given as -p X or -pX. */
+static char *schemes_and_flags(char *s)
+{
+    static const char *const words[] = { "Bearer ", "Basic ", "bearer ", "basic " };
+    for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+        for (char *p = strstr(s, words[k]); p; p = strstr(s + (p - s) + 1, words[k])) {
+            size_t at = (size_t)(p - s), start = at + strlen(words[k]), end = start;
+            while (value_char(s[end])) end++;
+            if (end > start && strncmp(s + start, mark, strlen(mark))) s = splice(s, start, end, mark);
+            p = s + at;
+        }
+    for (size_t i = 0; s[i + 1]; i++) {
+        if (s[i] != '-' || s[i + 1] != 'p' || (i && !strchr(" \t\"[,", s[i - 1]))) continue;
+        size_t start = i + 2;
+        if (s[start] == '"' && s[start + 1] == ',') start += 2;  /* the next argv element */
+        while (s[start] == ' ' || s[start] == '"') start++;
+        size_t end = start;
+        while (value_char(s[end])) end++;
+        if (end > start && strncmp(s + start, mark, strlen(mark))) s = splice(s, start, end, mark);
+    }
+    return s;
+}
+
+/* "password": "value" in JSON text: the quoted value of a secret-looking key. */
+static char *json_pairs(char *s)
+{
+    for (size_t i = 0; s[i]; i++) {
+        if (s[i] != '"' || !i) continue;
+        size_t n = i;  /* s[i] closes a key? find its opening quote */
+        while (n > 0 && s[n - 1] != '"') n--;
+        if (!n || !redact_is_secret_name(s + n, i - n)) continue;
+        size_t c = i + 1;
+        while (s[c] == ' ' || s[c] == '\\') c++;
+        if (s[c] != ':') continue;
+        c++;
+        while (s[c] == ' ' || s[c] == '\\') c++;
+        if (s[c] != '"') continue;
+        size_t start = c + 1, end = start;
+        while (s[end] && s[end] != '"' && s[end] != '\\') end++;
+        if (end > start && strncmp(s + start, mark, strlen(mark))) s = splice(s, start, end, mark);
     }
     return s;
 }
@@ -110,6 +186,9 @@ char *redact_text(const char *in, const struct redact_opts *o)
 {
     char *s = strdup(in);
     s = url_credentials(s);
+    s = tokens(s);
+    s = schemes_and_flags(s);
+    s = json_pairs(s);
     s = assignments(s);
     s = homes(s);
     return hosts(s, o);
