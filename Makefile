@@ -27,7 +27,7 @@ FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
 CLI_HDR := $(wildcard tools/cli/*.h) shim/fatbin.h shim/image_explain.h shim/reference_data.h
 
-.PHONY: all check check-real asan bench bench-smoke demo regen regen-tables install clean fuzz
+.PHONY: all check check-real stress asan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
@@ -67,6 +67,10 @@ check: all
 check-real: all
 	tests/realstack/fetch.sh >/dev/null
 	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" bash tests/t_21_realstack.sh
+
+# Long runs, not in `make check`: threads, fork storms, multiprocessing, signals, a full disk.
+stress: all
+	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" bash tests/stress/run.sh
 
 # The whole suite against a sanitizer build of the shim (ASan + UBSan).
 asan:

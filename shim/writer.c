@@ -159,7 +159,8 @@ static void write_header(void)
         cs_put(&b, ",\"shim_version\":\"" CS_VERSION "\",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
         cs_put(&b, ",\"truncated\":true}\n");
     }
-    (void)!write(trace_fd, line, b.len);
+    if (write(trace_fd, line, b.len) == (ssize_t)b.len) atomic_fetch_add(&cs_lines_written, 1);
+    else atomic_fetch_add(&cs_lines_unwritable, 1);
 }
 
 /* Create the file once, 0600, never following a link or reusing an existing file. */
