@@ -27,7 +27,7 @@ FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
 CLI_HDR := $(wildcard tools/cli/*.h) shim/fatbin.h shim/image_explain.h shim/reference_data.h
 
-.PHONY: all check check-real stress asan bench bench-smoke demo regen regen-tables install clean fuzz
+.PHONY: all check check-real stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
@@ -76,6 +76,11 @@ stress: all
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
 	CC="$(CC)" BUILD=build-asan CUDA="$(CUDA)" CS_SANITIZER=1 tests/run-tests.sh
+
+# The whole suite against a ThreadSanitizer build of the shim: any report fails the test.
+tsan:
+	$(MAKE) BUILD=build-tsan SAN="-fsanitize=thread" all
+	CC="$(CC)" BUILD=build-tsan CUDA="$(CUDA)" CS_SANITIZER=tsan tests/run-tests.sh
 
 bench: all
 	BUILD=$(BUILD) CC="$(CC)" tests/bench/run-bench.sh

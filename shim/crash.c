@@ -36,7 +36,7 @@
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define NSIG_HANDLED (int)(sizeof fatal_signals / sizeof *fatal_signals)
 static struct sigaction previous[NSIG_HANDLED];
-static int installed;
+static int _Atomic installed;
 static char *maps_buf, *line_buf;
 static char self_path[4096];
 static int _Atomic crash_owner;     /* tid of the thread writing a crash record, 0 when none */

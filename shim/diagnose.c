@@ -19,7 +19,7 @@
 #include "reference_data.h"
 
 int cs_cuda_initialised, cs_forked_after_init;
-static int driver_version;  /* cuDriverGetVersion, 0 while unknown */
+static int _Atomic driver_version;  /* cuDriverGetVersion, 0 while unknown */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Runtimes seen through cuGetProcAddress: a static cudart copy inside any library shows up
@@ -28,7 +28,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct runtime { char caller[PATH_MAX]; int cuda; } runtimes[MAX_RUNTIMES];
 static int nruntimes;
 
-int cs_driver_version_seen(void) { return driver_version; }
+int cs_driver_version_seen(void) { return atomic_load(&driver_version); }
+
+/* The runtimes seen so far are written by the procaddr hook under `lock`; rules iterate them
+ * under it too (what they call under it, findings and the writer, never takes it). */
+#define seen_runtimes runtimes
 
 static const char *base_name(const char *p)
 {
@@ -54,7 +58,8 @@ static const struct cs_library *driver_lib(void) { return cs_library_find_kind("
 
 static int known_driver_version(void)
 {
-    if (driver_version) return driver_version;
+    int v = atomic_load(&driver_version);
+    if (v) return v;
     const struct cs_library *d = driver_lib();
     return d && d->code > 0 ? (int)d->code : 0;
 }
@@ -131,15 +136,19 @@ static void check_driver_too_old(void)
         const struct cs_library *l = cs_library_at(i);
         if (!strcmp(l->kind, "cudart") && l->code > 0) too_old(l->path, (int)l->code, "cudaRuntimeGetVersion");
     }
-    for (int i = 0; i < nruntimes; i++) too_old(runtimes[i].caller, runtimes[i].cuda, "cuGetProcAddress cudaVersion");
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nruntimes; i++) too_old(seen_runtimes[i].caller, seen_runtimes[i].cuda, "cuGetProcAddress cudaVersion");
+    pthread_mutex_unlock(&lock);
 }
 
 void cs_diagnose_driver_version(int version)
 {
     if (version <= 0) return;
-    driver_version = version;
+    atomic_store(&driver_version, version);
     cs_scan_request();
+    cs_inventory_rdlock();
     check_driver_too_old();
+    cs_inventory_unlock();
 }
 
 /* --- 2. errors 803 and 804 ----------------------------------------------------------------- */
@@ -377,21 +386,25 @@ static void check_majors(void)
             major_mismatch(l, (int)l->code, runtime, rt_path, "its version");
     }
     /* A static runtime inside a library (NCCL, cuBLAS, a framework) that asks for another major. */
+    pthread_mutex_lock(&lock);
     for (int i = 0; i < nruntimes; i++) {
-        const struct cs_library *l = cs_library_of_path(runtimes[i].caller);
+        const struct cs_library *l = cs_library_of_path(seen_runtimes[i].caller);
         /* The version a lookup names is that function's ABI version, not the runtime's: only the
          * highest, and only a newer major than the loaded runtime's, says something. */
-        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework") && runtimes[i].cuda / 1000 > runtime / 1000)
-            major_mismatch(l, runtimes[i].cuda, runtime, rt_path, "the CUDA version its runtime asks the driver for");
+        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework") && seen_runtimes[i].cuda / 1000 > runtime / 1000)
+            major_mismatch(l, seen_runtimes[i].cuda, runtime, rt_path, "the CUDA version its runtime asks the driver for");
     }
+    pthread_mutex_unlock(&lock);
 }
 
 void cs_diagnose_libraries(void)
 {
+    cs_inventory_rdlock();
     check_init_result();
     check_duplicates();
     check_majors();
     check_driver_too_old();
+    cs_inventory_unlock();
 }
 
 /* --- 5. missing symbols ------------------------------------------------------------------- */
@@ -425,6 +438,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
         if (!*who) { ssize_t n = readlink("/proc/self/exe", caller, sizeof caller - 1); caller[n > 0 ? n : 0] = 0; }
         else if (!realpath(who, caller)) snprintf(caller, sizeof caller, "%s", who);
     }
+    cs_inventory_rdlock();
     if (cuda > 0 && symbol && *symbol) {
         cs_scan_request();
         note_runtime(caller, cuda);
@@ -432,7 +446,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
         check_majors();
     }
     int have = known_driver_version();
-    if ((result == 0 && status == 0) || !symbol || !*symbol || !have || cuda <= have) return;
+    if ((result == 0 && status == 0) || !symbol || !*symbol || !have || cuda <= have) { cs_inventory_unlock(); return; }
     char need[16], have_t[128], mins[160], summary[2048], fix[1024], ev[2048];
     const char *lin, *win;
     cuda_text(need, sizeof need, cuda);
@@ -461,15 +475,36 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
      * driver probes for functions the driver lacks and does without them. Worth knowing (it is
      * the NCCL-04 case when a library then fails), not a fault by itself; across majors it is. */
     cs_finding("missing-symbol", cuda / 1000 > have / 1000 ? CS_WARNING : CS_INFO, symbol, summary, fix, ev);
+    cs_inventory_unlock();
 }
 
+static void dlsym_miss(void *handle, const char *name);
+static void dlerror_message(const char *msg);
+
+/* The dlsym and dlerror hooks run inside the program's own loader call: what is loaded now is
+ * scanned first, then the rule reads the inventory under its lock. */
 void cs_diagnose_dlsym_miss(void *handle, const char *name)
+{
+    cs_scan_sync();
+    cs_inventory_rdlock();
+    dlsym_miss(handle, name);
+    cs_inventory_unlock();
+}
+
+void cs_diagnose_dlerror(const char *msg)
+{
+    cs_scan_sync();
+    cs_inventory_rdlock();
+    dlerror_message(msg);
+    cs_inventory_unlock();
+}
+
+static void dlsym_miss(void *handle, const char *name)
 {
     struct link_map *lm = NULL;
     if (!handle || handle == RTLD_DEFAULT || handle == RTLD_NEXT || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm ||
         !lm->l_name || !*lm->l_name)
         return;
-    cs_scan_sync();  /* inside the program's dlsym: the loader is the program's to call here */
     const struct cs_library *l = cs_library_of_path(lm->l_name);
     if (!l || !strcmp(l->kind, "framework")) return;
     char summary[2048], fix[1024], ev[2048];
@@ -532,7 +567,7 @@ static int find_on_library_path(const char *prefix, char *path, size_t cap, char
     return 0;
 }
 
-void cs_diagnose_dlerror(const char *msg)
+static void dlerror_message(const char *msg)
 {
     const char *u = strstr(msg, ": undefined symbol: ");
     char summary[3072], fix[2048], ev[3072];
@@ -555,7 +590,6 @@ void cs_diagnose_dlerror(const char *msg)
          * that needed the symbol. Lookups are probes (see cs_diagnose_dlsym_miss), and the shim's
          * own next-definition lookups are not the program's. */
         if (!strncmp(base_name(needer), prov, strlen(prov)) || !strncmp(base_name(needer), "libcudashim", 11)) return;
-        cs_scan_sync();
         /* The stale copy: the loaded library that should have provided the symbol. */
         const struct cs_library *stale = NULL;
         for (int i = 0; i < cs_library_count(); i++) {
@@ -616,7 +650,6 @@ void cs_diagnose_dlerror(const char *msg)
             snprintf(req, sizeof req, "%.*s", r1 ? (int)(r1 - r0) : (int)strlen(r0), r0);
         }
         if (!is_cuda_name(base_name(lib)) && !is_cuda_name(node)) return;
-        cs_scan_sync();
         const struct cs_library *l = cs_library_of_path(lib);
         char where[PATH_MAX + 64];
         if (l) snprintf(where, sizeof where, "%s%s%s, %s", lib, l->version[0] ? " " : "", l->version, l->found_via);
@@ -712,8 +745,10 @@ void cs_diagnose_exit(void)
     exiting = 1;
     cs_scan_final();
     cs_kernel_module_version();
+    cs_inventory_rdlock();
     check_duplicates();
     check_majors();
     check_driver_too_old();
     check_no_cuda();
+    cs_inventory_unlock();
 }

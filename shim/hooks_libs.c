@@ -49,11 +49,19 @@ void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_
 /* Which copy of a library: path and version from the inventory. */
 static void library_extra(struct cs_thread *t, const char *kind)
 {
-    cs_scan_request();
     const struct cs_library *l = cs_library_find_kind(kind, 0);
+    cs_inventory_rdlock();
+    int asked = l && l->asked;
+    cs_inventory_unlock();
+    if (!asked) {
+        cs_scan_wait(100);  /* once per library (its first handle): bounded */
+        l = cs_library_find_kind(kind, 0);
+    }
     if (!l) return;
+    cs_inventory_rdlock();
     cs_extra_str(t, "library_path", l->path);
     if (l->version[0]) cs_extra_str(t, "library_version", l->version);
+    cs_inventory_unlock();
 }
 
 /* --- cuDNN ------------------------------------------------------------------------------ */
@@ -338,5 +346,8 @@ int cs_nccl_version_if_loaded(void)
 {
     /* From the inventory (the scanner asked it): a hook never calls into NCCL for this. */
     const struct cs_library *l = cs_library_find_kind("nccl", 0);
-    return l && l->asked ? (int)l->code : 0;
+    cs_inventory_rdlock();
+    int v = l && l->asked ? (int)l->code : 0;
+    cs_inventory_unlock();
+    return v;
 }

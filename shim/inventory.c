@@ -79,6 +79,11 @@ int cs_is_cuda_library_name(const char *base, size_t len)
 }
 
 static struct cs_library libs[CS_MAX_LIBRARIES];
+/* Entries are complete before they are published (nlibs); what the scanner learns later (a
+ * version) is stored under this lock, and rules read under it. */
+static pthread_rwlock_t inv_lock = PTHREAD_RWLOCK_INITIALIZER;
+void cs_inventory_rdlock(void) { pthread_rwlock_rdlock(&inv_lock); }
+void cs_inventory_unlock(void) { pthread_rwlock_unlock(&inv_lock); }
 static int _Atomic nlibs;
 static unsigned long long last_adds;
 static char kernel_module[64];
@@ -516,8 +521,18 @@ void cs_inventory_refresh(int ask)
          * a driver call the program did not make stays out of its run. */
         int deferred = !strcmp(l->kind, "driver") && ask < 2 && !cs_driver_version_seen();
         if (!l->asked && ask && !deferred) {
-            ask_version(l, f);
+            /* Asked into a copy (the call may take time, or wait for a load), stored briefly
+             * under the lock that the rules on program threads read under. */
+            static struct cs_library tmp;
+            tmp = *l;
+            ask_version(&tmp, f);
+            pthread_rwlock_wrlock(&inv_lock);
+            memcpy(l->version, tmp.version, sizeof l->version);
+            memcpy(l->version_api, tmp.version_api, sizeof l->version_api);
+            l->code = tmp.code;
+            l->built_for_cuda = tmp.built_for_cuda;
             l->asked = 1;
+            pthread_rwlock_unlock(&inv_lock);
             if (!strcmp(l->kind, "nccl")) cs_nccl_version_known((int)l->code);
         }
     }
@@ -587,6 +602,7 @@ const struct cs_library *cs_library_of_path(const char *path)
 
 void cs_inventory_after_fork(void)
 {
+    pthread_rwlock_init(&inv_lock, NULL);  /* a thread that held it did not come along */
     int n = atomic_load(&nlibs);
     for (int i = 0; i < n; i++) libs[i].written = 0;
 }

@@ -20,6 +20,8 @@ struct cs_library {
 
 void cs_inventory_refresh(int ask_versions);
 void cs_inventory_after_fork(void);  /* the child's trace gets its own library lines */
+void cs_inventory_rdlock(void);      /* around reads of versions (the scanner stores them late) */
+void cs_inventory_unlock(void);
 int cs_is_cuda_library_name(const char *base, size_t len);  /* libcudart.so.13, libnccl.so.2, ... */
 int cs_library_count(void);
 struct cs_library *cs_library_at(int i);

@@ -13,6 +13,11 @@ if [ "${CS_SANITIZER:-0}" = 1 ]; then
     ASAN_LIB="$($CC -print-file-name=libasan.so)"
     PRELOAD="$ASAN_LIB $SHIM"
     export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+elif [ "${CS_SANITIZER:-0}" = tsan ]; then
+    # ThreadSanitizer: any report ends the program with status 66, which every comparison sees.
+    ASAN_LIB="$($CC -print-file-name=libtsan.so)"
+    PRELOAD="$ASAN_LIB $SHIM"
+    export TSAN_OPTIONS="halt_on_error=1:exitcode=66:report_signal_unsafe=0:die_after_fork=0:${TSAN_OPTIONS:-}"
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
