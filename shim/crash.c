@@ -215,7 +215,8 @@ static void put_recent(struct cs_buf *b, struct cs_thread *t, int max)
     uint64_t n = h < (uint64_t)max ? h : (uint64_t)max;
     if (n > r->mask + 1) n = r->mask + 1;
     cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
-    if (t->depth) { cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(t->current)); }
+    if (__atomic_load_n(&t->depth, __ATOMIC_RELAXED))
+        { cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(__atomic_load_n(&t->current, __ATOMIC_RELAXED))); }
     cs_put(b, ",\"calls\":[");
     for (uint64_t i = h - n; i < h; i++) {
         const struct cs_event *ev = &r->ev[i & r->mask];

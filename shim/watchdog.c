@@ -43,13 +43,15 @@ static void put_threads(struct cs_buf *b, uint64_t now)
         if (!first) cs_put(b, ",");
         first = 0;
         cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
-        if (t->depth && watched(t->current)) {
+        int depth = __atomic_load_n(&t->depth, __ATOMIC_RELAXED), current = __atomic_load_n(&t->current, __ATOMIC_RELAXED);
+        uint64_t entered = __atomic_load_n(&t->enter_ts, __ATOMIC_ACQUIRE);
+        if (depth && watched(current)) {
             char secs[32];
-            snprintf(secs, sizeof secs, "%.1f", ticks_to_s(now - t->enter_ts));
-            cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(t->current));
+            snprintf(secs, sizeof secs, "%.1f", now > entered ? ticks_to_s(now - entered) : 0.0);
+            cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(current));
             cs_put(b, ",\"seconds\":"); cs_put(b, secs);
-        } else if (t->depth) {
-            cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(t->current));
+        } else if (depth) {
+            cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(current));
         } else {
             uint64_t h = atomic_load(&t->ring->head);
             if (h) { cs_put(b, ",\"last_call\":"); cs_put_str(b, cs_api_name(t->ring->ev[(h - 1) & t->ring->mask].api)); }
@@ -119,11 +121,13 @@ static void report(struct cs_thread *stuck, uint64_t now)
 {
     static char line[1 << 16];
     struct cs_buf b = { line, 0, sizeof line - 2 };
-    double secs = ticks_to_s(now - stuck->enter_ts);
+    uint64_t entered = __atomic_load_n(&stuck->enter_ts, __ATOMIC_ACQUIRE);
+    int current = __atomic_load_n(&stuck->current, __ATOMIC_RELAXED);
+    double secs = now > entered ? ticks_to_s(now - entered) : 0.0;
     char s[32];
     snprintf(s, sizeof s, "%.1f", secs);
     cs_put(&b, "{\"type\":\"hang\",\"tid\":"); cs_put_u64(&b, (uint64_t)stuck->tid);
-    cs_put(&b, ",\"inside\":"); cs_put_str(&b, cs_api_name(stuck->current));
+    cs_put(&b, ",\"inside\":"); cs_put_str(&b, cs_api_name(current));
     cs_put(&b, ",\"seconds\":"); cs_put(&b, s);
     cs_put(&b, ",\"ts_ns\":"); cs_put_u64(&b, cs_ticks_to_ns(now));
     cs_put(&b, ",\"threads\":"); put_threads(&b, now);
@@ -133,12 +137,12 @@ static void report(struct cs_thread *stuck, uint64_t now)
     if (b.len >= sizeof line - 2) {
         b.len = 0;
         cs_put(&b, "{\"type\":\"hang\",\"truncated\":true,\"tid\":"); cs_put_u64(&b, (uint64_t)stuck->tid);
-        cs_put(&b, ",\"inside\":"); cs_put_str(&b, cs_api_name(stuck->current)); cs_put(&b, "}\n");
+        cs_put(&b, ",\"inside\":"); cs_put_str(&b, cs_api_name(current)); cs_put(&b, "}\n");
     }
     cs_write_line(line, b.len);
     char msg[512];
     int n = snprintf(msg, sizeof msg, "cudashim: thread %d has been inside %s for %.0f s (CUDASHIM_HANG_TIMEOUT=%g); "
-                     "what every thread is doing is in %s\n", stuck->tid, cs_api_name(stuck->current), secs, timeout_s,
+                     "what every thread is doing is in %s\n", stuck->tid, cs_api_name(current), secs, timeout_s,
                      cs_trace_path());
     if (cs_cfg.stderr_on && n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }

@@ -34,10 +34,10 @@ static int _Atomic writer_running, writer_stop;
 static uint64_t _Atomic written_errors[CS_API_TOTAL], written_key[CS_API_TOTAL];
 uint64_t _Atomic cs_suppressed;
 
-static int header_nccl;
+static int _Atomic header_nccl;
 
 const char *cs_trace_path(void) { return path; }
-int cs_header_had_nccl(void) { return header_nccl; }
+int cs_header_had_nccl(void) { return atomic_load(&header_nccl); }
 
 static const char *rank_string(void)
 {
@@ -124,7 +124,7 @@ static void write_header(void)
     cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
     cs_put(&b, ",\"ring_size\":"); cs_put_u64(&b, cs_cfg.ring_size);
     int nccl = cs_nccl_version_if_loaded();
-    header_nccl = nccl != 0;
+    atomic_store(&header_nccl, nccl != 0);
     if (nccl) { cs_put(&b, ",\"nccl_version\":"); cs_put_u64(&b, (uint64_t)nccl); }
     struct timespec rt, mt;
     clock_gettime(CLOCK_REALTIME, &rt);

@@ -17,7 +17,7 @@ elif [ "${CS_SANITIZER:-0}" = tsan ]; then
     # ThreadSanitizer: any report ends the program with status 66, which every comparison sees.
     ASAN_LIB="$($CC -print-file-name=libtsan.so)"
     PRELOAD="$ASAN_LIB $SHIM"
-    export TSAN_OPTIONS="halt_on_error=1:exitcode=66:report_signal_unsafe=0:die_after_fork=0:${TSAN_OPTIONS:-}"
+    export TSAN_OPTIONS="halt_on_error=1:exitcode=66:report_signal_unsafe=0:die_after_fork=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_abort=0:handle_sigill=0:suppressions=$ROOT/tests/tsan.supp:${TSAN_OPTIONS:-}"
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -30,6 +30,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "skipped: $*"; exit 77; }
 need_cuda() { [ -f "$CUDA/include/cuda.h" ] && [ -e "$CUDA/lib64/libcudart.so.13" ] || skip "no CUDA toolkit at $CUDA"; }
 need_python() { command -v python3 >/dev/null || skip "no python3"; }
+# Python itself crashes with ThreadSanitizer's runtime preloaded (without the shim too), and
+# ThreadSanitizer does not support forking a multi-threaded process: such cases cannot run there.
+under_tsan() { [ "${CS_SANITIZER:-0}" = tsan ]; }
 # compile NAME SRC [flags...]: build a test program into $TMP
 compile() { local out=$1 src=$2; shift 2; $CC -O1 -g -o "$TMP/$out" "$ROOT/$src" "$@" || fail "cannot build $src"; }
 with_shim() { env LD_PRELOAD="$PRELOAD" "$@"; }

@@ -2,6 +2,7 @@
 # ctypes.CDLL("libcuda.so.1").cuX: handle lookups from Python, the way many scripts call the driver.
 . "$(dirname "$0")/lib.sh"
 need_python
+under_tsan && skip "python3 crashes with ThreadSanitizer preloaded, with or without the shim"
 export LD_LIBRARY_PATH="$FAKES"
 cat > prog.py <<'PY'
 import ctypes, sys

@@ -54,7 +54,8 @@ PY
 
 # 1. CUDA 11.8 (PyTorch +cu118): runtime, 8 threads, cuBLAS 11, fork, a fork storm while another
 #    thread calls the runtime. cudart 11 calls cuGetProcAddress inside its own pthread_once.
-both_modes cu118 ./realstack rt:"$RS/libcudart.so.11.0" threads:8 cublas:"$RS/libcublas.so.11" fork forkstorm:20
+storm=(fork forkstorm:20); under_tsan && storm=()  # ThreadSanitizer cannot fork a threaded process
+both_modes cu118 ./realstack rt:"$RS/libcudart.so.11.0" threads:8 cublas:"$RS/libcublas.so.11" "${storm[@]}"
 grep -q "cudaGetDeviceCount=100" <<<"$out" || fail "cu118: the real runtime should say no device: $out"
 has_finding "$trace" no-gpu-visible "kernel module is not loaded" "535.261.03"
 # The runtime's own API is traced: torch.cuda.is_available()'s question and its answer by name.
@@ -99,6 +100,7 @@ coverage_cmd=(./realstack rt:"$RS/libcudart.so.11.0" cublas:"$RS/libcublas.so.11
 both_modes cov118 "${coverage_cmd[@]}"
 exact_coverage cov118 cuGetProcAddress cuInit cuDriverGetVersion
 
+if ! under_tsan; then
 # 2. Python ctypes in PyTorch cu118's load order (runtime, cuBLASLt, cuBLAS, then calls).
 cat >"$TMP/cu118.py" <<PY
 import ctypes, os
@@ -134,6 +136,7 @@ with mp.get_context("fork").Pool(4) as pool:
 stop = True; t.join()
 PY
 for run in 1 2 3; do both_modes mpfork$run python3 "$TMP/mpfork.py"; done
+fi
 
 if [ $have13 = 1 ]; then
     # 3. CUDA 13 (PyTorch +cu130) on the 535 driver: the runtime and the private runtimes inside
@@ -141,7 +144,7 @@ if [ $have13 = 1 ]; then
     args=(rt:"$C13/libcudart.so.13" threads:8 cublas:"$C13/libcublas.so.13")
     [ -e "$C13/libcudnn.so.9" ] && args+=(cudnn:"$C13/libcudnn.so.9")
     [ -e "$C13/libnccl.so.2" ] && args+=(nccl:"$C13/libnccl.so.2")
-    both_modes cu13 ./realstack "${args[@]}" fork forkstorm:20
+    both_modes cu13 ./realstack "${args[@]}" "${storm[@]}"
     grep -q "cudaGetDeviceCount=35" <<<"$out" || fail "cu13: the real runtime should say insufficient driver: $out"
     has_finding "$trace" driver-too-old libcudart.so.13 "CUDA 13" "535.261.03" "CUDA 12.2"
     [ "$(q count "$trace" api=cudaGetDeviceCount result_name=cudaErrorInsufficientDriver)" -ge 1 ] ||
@@ -164,6 +167,7 @@ PY
     both_modes two ./realstack rt:"$C13/libcudart.so.13" rt:"$RS/libcudart.so.11.0" first threads:8
     grep -q "first runtime: cudaGetDeviceCount=35" <<<"$out" || fail "two runtimes: the first runtime's pointer: $out"
 
+    if ! under_tsan; then
     # 5. Python in cu13's load order, with cuDNN and NCCL.
     cat >"$TMP/cu13.py" <<PY
 import ctypes, os
@@ -178,6 +182,7 @@ print("cublas", ctypes.CDLL(None).cublasCreate_v2(ctypes.byref(h)))
 PY
     both_modes py13 python3 "$TMP/cu13.py"
     has_finding "$trace" driver-too-old libcudart.so.13
+    fi
 
     # 6. A stale cuBLASLt on LD_LIBRARY_PATH: the loader's "version `libcublasLt.so.13' not found"
     #    is a finding that names the copy and the library that needed it.
