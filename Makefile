@@ -105,13 +105,21 @@ install: all
 	install -m 0644 $(BUILD)/libcudashim.so $(DESTDIR)$(PREFIX)/lib/libcudashim.so
 	install -m 0644 docs/cudashim.1 $(DESTDIR)$(PREFIX)/share/man/man1/cudashim.1
 
-# Fuzz the device-code parser (clang's libFuzzer, ASan + UBSan). FUZZ_SECONDS=60 by default.
-FUZZ_SECONDS ?= 60
+# Fuzz the parsers with clang's libFuzzer under ASan + UBSan: the device-code parser (fatbins,
+# cubins, PTX) and the trace reader with the report views and bug-report redaction over what it
+# loads. FUZZ_SECONDS per target (default 300: ten minutes in all).
+FUZZ_SECONDS ?= 300
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 fuzz:
-	@mkdir -p $(BUILD)/fuzz-corpus
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -o $(BUILD)/fuzz_fatbin \
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-trace-corpus
+	clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz_fatbin \
 	    tests/fuzz/fuzz_fatbin.c shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
+	clang $(FUZZ_FLAGS) -DCS_VERSION='"fuzz"' -o $(BUILD)/fuzz_trace tests/fuzz/fuzz_trace.c \
+	    $(filter-out tools/cli/main.c,$(wildcard tools/cli/*.c)) shim/fatbin.c shim/image_explain.c \
+	    shim/reference.c shim/reference_data.c -ljansson
 	$(BUILD)/fuzz_fatbin -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus tests/fixtures/fatbin
+	$(BUILD)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 $(BUILD)/fuzz-trace-corpus \
+	    tests/fixtures/traces
 
 clean:
 	rm -rf build build-asan

@@ -90,7 +90,7 @@ static char *schemes_and_flags(char *s)
             if (end > start && strncmp(s + start, mark, strlen(mark))) s = splice(s, start, end, mark);
             p = s + at;
         }
-    for (size_t i = 0; s[i + 1]; i++) {
+    for (size_t i = 0; s[i] && s[i + 1]; i++) {
         if (s[i] != '-' || s[i + 1] != 'p' || (i && !strchr(" \t\"[,", s[i - 1]))) continue;
         size_t start = i + 2;
         if (s[start] == '"' && s[start + 1] == ',') start += 2;  /* the next argv element */
