@@ -4,6 +4,7 @@ PREFIX  ?= /usr/local
 CUDA    ?= /usr/local/cuda
 BUILD   ?= build
 OPT     ?= -O2
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 WARN    := -Wall -Wextra -Wno-unused-parameter
 # Messages are cut to their buffers on purpose; gcc's guess that they might be is noise.
 WARN    += $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
@@ -74,12 +75,12 @@ stress: all
 
 # The whole suite against a sanitizer build of the shim (ASan + UBSan).
 asan:
-	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+	$(MAKE) -j$(JOBS) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
 	CC="$(CC)" BUILD=build-asan CUDA="$(CUDA)" CS_SANITIZER=1 tests/run-tests.sh
 
 # The whole suite against a ThreadSanitizer build of the shim: any report fails the test.
 tsan:
-	$(MAKE) BUILD=build-tsan SAN="-fsanitize=thread" all
+	$(MAKE) -j$(JOBS) BUILD=build-tsan SAN="-fsanitize=thread" all
 	CC="$(CC)" BUILD=build-tsan CUDA="$(CUDA)" CS_SANITIZER=tsan tests/run-tests.sh
 
 bench: all

@@ -134,7 +134,13 @@ static void check_driver_too_old(void)
 {
     for (int i = 0; i < cs_library_count(); i++) {
         const struct cs_library *l = cs_library_at(i);
-        if (!strcmp(l->kind, "cudart") && l->code > 0) too_old(l->path, (int)l->code, "cudaRuntimeGetVersion");
+        if (!strcmp(l->kind, "cudart") && l->code > 0) too_old(l->path, (int)l->code, "its file name");
+        /* Libraries that carry their own runtime say which CUDA they were built for: cuDNN
+         * (cudnnGetCudartVersion), NCCL (its wheel), and those whose version is the CUDA one. */
+        if ((!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl")) && l->built_for_cuda > 0)
+            too_old(l->path, l->built_for_cuda, !strcmp(l->kind, "cudnn") ? "cudnnGetCudartVersion" : "its wheel");
+        if ((!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt")) && l->code >= 11000)
+            too_old(l->path, (int)l->code, "its version");
     }
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nruntimes; i++) too_old(seen_runtimes[i].caller, seen_runtimes[i].cuda, "cuGetProcAddress cudaVersion");

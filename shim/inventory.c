@@ -409,8 +409,41 @@ static int dist_info_version(const char *path, const char *package, char *out, s
     return 0;
 }
 
+/* The package directory's own name (nvidia_nccl_cu13-2.28.9.dist-info -> nvidia_nccl_cu13). */
+static int dist_info_name(const char *path, const char *package, char *out, size_t cap)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int up = 0; up < 4; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) return 0;
+        *slash = 0;
+        for (int sub = 0; sub < 2; sub++) {
+            char where[PATH_MAX + 16];
+            snprintf(where, sizeof where, "%s%s", dir, sub ? "/dist-info" : "");
+            DIR *d = opendir(where);
+            struct dirent *de;
+            while (d && (de = readdir(d))) {
+                if (strncmp(de->d_name, package, strlen(package))) continue;
+                const char *dash = strchr(de->d_name, '-');
+                snprintf(out, cap, "%.*s", dash ? (int)(dash - de->d_name) : (int)strlen(de->d_name), de->d_name);
+                closedir(d);
+                return 1;
+            }
+            if (d) closedir(d);
+        }
+    }
+    return 0;
+}
+
 static void file_version(struct cs_library *l, const struct family *f)
 {
+    /* NCCL says nothing of the CUDA it was built for; its wheel does (nvidia_nccl_cu13). */
+    char pkg[64];
+    if (!strcmp(f->kind, "nccl") && dist_info_version(l->path, "nvidia_nccl_cu", pkg, sizeof pkg)) {
+        char stem[64];
+        if (dist_info_name(l->path, "nvidia_nccl_cu", stem, sizeof stem)) l->built_for_cuda = atoi(stem + 14) * 1000;
+    }
     const char *b = base_name(l->path);
     const char *so = strstr(b, ".so.");
     if (so && strchr(so + 4, '.')) snprintf(l->file_version, sizeof l->file_version, "%s", so + 4);

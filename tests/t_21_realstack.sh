@@ -150,6 +150,9 @@ if [ $have13 = 1 ]; then
     [ "$(q count "$trace" api=cudaGetDeviceCount result_name=cudaErrorInsufficientDriver)" -ge 1 ] ||
         fail "cu13: cudaGetDeviceCount -> cudaErrorInsufficientDriver (35) is not in the trace"
     has_finding "$trace" driver-too-old libcublas.so.13 "CUDA 13" "535.261.03"
+    # cuDNN and NCCL carry their own runtimes too: each is named with the CUDA it was built for.
+    [ -e "$C13/libcudnn.so.9" ] && has_finding "$trace" driver-too-old libcudnn.so.9 "CUDA 13" "535.261.03"
+    [ -e "$C13/libnccl.so.2" ] && has_finding "$trace" driver-too-old libnccl.so.2 "CUDA 13" "535.261.03"
     # The driver calls cuBLAS's own runtime makes inside cublasCreate are recorded, and say so.
     python3 - "$all_trace" <<'PY' || fail "cu13: cuBLAS's driver lookups are not in the ALL-mode trace"
 import json, sys
