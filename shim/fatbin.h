@@ -1,5 +1,5 @@
 /* Device-code images (fatbin containers, cubins, PTX): what they hold, read from headers only,
- * bounds-checked, never decompressed (see ../shared/reference/fatbin-format.md). Shared by the
+ * bounds-checked, never decompressed (the layouts are documented with each reader). Shared by the
  * shim and the cudashim command; no allocation, no I/O. */
 #ifndef CS_FATBIN_H
 #define CS_FATBIN_H
