@@ -108,19 +108,24 @@ install: all
 
 # Fuzz the parsers with clang's libFuzzer under ASan + UBSan: the device-code parser (fatbins,
 # cubins, PTX) and the trace reader with the report views and bug-report redaction over what it
-# loads. FUZZ_SECONDS per target (default 300: ten minutes in all).
-FUZZ_SECONDS ?= 300
+# loads, and the shim's parsers of outside text (loader messages, the kernel module's version
+# file, CUDASHIM_* values). FUZZ_SECONDS for each of the first two (default 270), FUZZ_TEXT_SECONDS
+# for the last (default 60): ten minutes in all.
+FUZZ_SECONDS ?= 270
+FUZZ_TEXT_SECONDS ?= 60
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 fuzz:
-	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-trace-corpus
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-trace-corpus $(BUILD)/fuzz-text-corpus
 	clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz_fatbin \
 	    tests/fuzz/fuzz_fatbin.c shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
 	clang $(FUZZ_FLAGS) -DCS_VERSION='"fuzz"' -o $(BUILD)/fuzz_trace tests/fuzz/fuzz_trace.c \
 	    $(filter-out tools/cli/main.c,$(wildcard tools/cli/*.c)) shim/fatbin.c shim/image_explain.c \
 	    shim/reference.c shim/reference_data.c -ljansson
+	clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz_text tests/fuzz/fuzz_text.c shim/loader_message.c shim/config.c
 	$(BUILD)/fuzz_fatbin -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus tests/fixtures/fatbin
 	$(BUILD)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 $(BUILD)/fuzz-trace-corpus \
 	    tests/fixtures/traces
+	$(BUILD)/fuzz_text -max_total_time=$(FUZZ_TEXT_SECONDS) -max_len=4096 $(BUILD)/fuzz-text-corpus
 
 clean:
 	rm -rf build build-asan

@@ -70,6 +70,22 @@ static int parse_seconds(const char *s, double *out)
     return 1;
 }
 
+/* Whether s is a value CUDASHIM_<cs_vars[i]> accepts (the same checks as at start-up). */
+int cs_config_value_ok(int i, const char *s)
+{
+    int b;
+    uint64_t n;
+    double d;
+    switch (cs_vars[i].type) {
+    case CS_BOOL: return cs_parse_bool(s, &b);
+    case CS_COUNT: return parse_count(s, &n);
+    case CS_ENUM: return enum_ok(i, s);
+    case CS_SECONDS: return !*s || parse_seconds(s, &d);
+    case CS_STRING: return 1;
+    }
+    return 0;
+}
+
 static const char *value(int i)
 {
     char name[64];

@@ -16,6 +16,7 @@
 
 #include "inventory.h"
 #include "internal.h"
+#include "loader_message.h"
 #include "reference_data.h"
 
 int cs_cuda_initialised, cs_forked_after_init;
@@ -575,19 +576,15 @@ static int find_on_library_path(const char *prefix, char *path, size_t cap, char
 
 static void dlerror_message(const char *msg)
 {
-    const char *u = strstr(msg, ": undefined symbol: ");
+    static __thread struct cs_loader_message m;  /* 8 KiB: not on a hook's stack */
+    int kind = cs_loader_message_parse(msg, &m);
     char summary[3072], fix[2048], ev[3072];
     struct cs_buf e = { ev, 0, sizeof ev - 1 };
     int first = 1;
     cs_put(&e, "{");
     put_kv(&e, "loader_message", msg, &first);
-    if (u) {
-        char needer[PATH_MAX], sym[512], vernode[256] = "";
-        snprintf(needer, sizeof needer, "%.*s", (int)(u - msg), msg);
-        const char *s = u + strlen(": undefined symbol: ");
-        const char *comma = strstr(s, ", version ");
-        snprintf(sym, sizeof sym, "%.*s", comma ? (int)(comma - s) : (int)strlen(s), s);
-        if (comma) snprintf(vernode, sizeof vernode, "%s", comma + strlen(", version "));
+    if (kind == CS_LOADER_UNDEFINED_SYMBOL) {
+        const char *needer = m.object, *sym = m.symbol, *vernode = m.version;
         if (!is_cuda_name(base_name(needer)) && !provider_of(sym)) return;
         const char *prov = vernode[0] ? vernode : provider_of(sym);
         if (!prov || !is_cuda_name(prov)) return;
@@ -642,19 +639,8 @@ static void dlerror_message(const char *msg)
     }
     /* "/x/libcublas.so.13: version `libcublasLt.so.13' not found (required by /x/libcublas.so.13)":
      * the copy at /x (the first path) lacks a whole version node the requester was linked against. */
-    const char *vn = strstr(msg, ": version `");
-    if (vn) {
-        char lib[PATH_MAX], node[256], req[PATH_MAX] = "";
-        snprintf(lib, sizeof lib, "%.*s", (int)(vn - msg), msg);
-        const char *n0 = vn + strlen(": version `"), *n1 = strchr(n0, '\'');
-        if (!n1) return;
-        snprintf(node, sizeof node, "%.*s", (int)(n1 - n0), n0);
-        const char *r0 = strstr(n1, "(required by ");
-        if (r0) {
-            r0 += strlen("(required by ");
-            const char *r1 = strrchr(r0, ')');
-            snprintf(req, sizeof req, "%.*s", r1 ? (int)(r1 - r0) : (int)strlen(r0), r0);
-        }
+    if (kind == CS_LOADER_MISSING_VERSION) {
+        const char *lib = m.object, *node = m.version, *req = m.required_by;
         if (!is_cuda_name(base_name(lib)) && !is_cuda_name(node)) return;
         const struct cs_library *l = cs_library_of_path(lib);
         char where[PATH_MAX + 64];
@@ -677,11 +663,8 @@ static void dlerror_message(const char *msg)
         cs_finding("missing-symbol", CS_ERROR, node, summary, fix, ev);
         return;
     }
-    const char *c = strstr(msg, ": cannot open shared object file");
-    if (c) {
-        char lib[PATH_MAX];
-        snprintf(lib, sizeof lib, "%.*s", (int)(c - msg), msg);
-        const char *b = base_name(lib);
+    if (kind == CS_LOADER_NOT_FOUND) {
+        const char *b = base_name(m.object);
         if (!is_cuda_name(b) || !strncmp(b, "libnccl-", 8)) return;  /* NCCL probes for optional plugins */
         const char *llp = getenv("LD_LIBRARY_PATH");
         snprintf(summary, sizeof summary,

@@ -35,6 +35,7 @@ struct cs_config {
 extern struct cs_config cs_cfg;
 void cs_config_load(void);
 int cs_parse_bool(const char *s, int *out);  /* 1 when s is a boolean; *out its value */
+int cs_config_value_ok(int var, const char *s);
 
 /* clock.c */
 void cs_clock_init(const char *mode);

@@ -25,6 +25,7 @@
 #include "inventory.h"
 #include "internal.h"
 #include "hooks_libs.h"
+#include "loader_message.h"
 
 /* Library families: file-name prefix, kind, and how the library reports its version. */
 enum ver_kind { V_NONE, V_INT, V_SIZE, V_PROPERTY, V_MAJOR_MINOR, V_UINT, V_FILE };
@@ -597,17 +598,10 @@ const char *cs_kernel_module_version(void)
     kernel_module[0] = '-';
     if (n <= 0) return NULL;
     buf[n] = 0;
-    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ..." */
-    const char *p = strstr(buf, "Kernel Module");
-    if (!p) p = strstr(buf, "Open Kernel Module");
-    if (!p) return NULL;
-    p += strlen("Kernel Module");
-    while (*p == ' ') p++;
-    size_t k = 0;
-    while ((p[k] >= '0' && p[k] <= '9') || p[k] == '.') k++;
-    if (!k || k >= sizeof kernel_module) return NULL;
-    memcpy(kernel_module, p, k);
-    kernel_module[k] = 0;
+    char parsed[sizeof kernel_module];
+    if (!cs_nvrm_version_parse(buf, parsed, sizeof parsed)) return NULL;
+    memcpy(kernel_module + 1, parsed + 1, sizeof parsed - 1);
+    __atomic_store_n(&kernel_module[0], parsed[0], __ATOMIC_RELEASE);  /* complete before it reads as set */
     char line[256];
     struct cs_buf b = { line, 0, sizeof line - 2 };
     cs_put(&b, "{\"type\":\"system\",\"kernel_module\":"); cs_put_str(&b, kernel_module); cs_put(&b, "}\n");
