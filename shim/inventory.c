@@ -379,8 +379,9 @@ static void ask_version(struct cs_library *l, const struct family *f)
  * (libcudart.so.11.8.89; a wheel's libcudart.so.12 says its major only). */
 /* A wheel's copy says its version in the package's dist-info directory, beside the "nvidia"
  * package (site-packages/nvidia_cuda_runtime_cu12-12.4.127.dist-info) or in a toolkit's
- * dist-info folder: the ancestors of the library's directory, three levels up at most. */
-static int dist_info_version(const char *path, const char *package, char *out, size_t cap)
+ * dist-info folder: the ancestors of the library's directory, three levels up at most. name gets
+ * the package's name (nvidia_nccl_cu13), version its version (2.28.9). */
+static int dist_info(const char *path, const char *package, char *name, size_t ncap, char *version, size_t vcap)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
@@ -394,40 +395,16 @@ static int dist_info_version(const char *path, const char *package, char *out, s
             DIR *d = opendir(where);
             struct dirent *de;
             while (d && (de = readdir(d))) {
-                size_t n = strlen(de->d_name), k = strlen(package);
-                if (strncmp(de->d_name, package, k) || n < 11 || strcmp(de->d_name + n - 10, ".dist-info")) continue;
+                size_t n = strlen(de->d_name);
+                if (strncmp(de->d_name, package, strlen(package)) || n < 11 || strcmp(de->d_name + n - 10, ".dist-info"))
+                    continue;
                 char stem[256];
                 snprintf(stem, sizeof stem, "%.*s", (int)(n - 10), de->d_name);
-                const char *dash = strrchr(stem, '-');
+                char *dash = strrchr(stem, '-');
                 if (!dash) continue;
-                snprintf(out, cap, "%s", dash + 1);
-                closedir(d);
-                return 1;
-            }
-            if (d) closedir(d);
-        }
-    }
-    return 0;
-}
-
-/* The package directory's own name (nvidia_nccl_cu13-2.28.9.dist-info -> nvidia_nccl_cu13). */
-static int dist_info_name(const char *path, const char *package, char *out, size_t cap)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (int up = 0; up < 4; up++) {
-        char *slash = strrchr(dir, '/');
-        if (!slash || slash == dir) return 0;
-        *slash = 0;
-        for (int sub = 0; sub < 2; sub++) {
-            char where[PATH_MAX + 16];
-            snprintf(where, sizeof where, "%s%s", dir, sub ? "/dist-info" : "");
-            DIR *d = opendir(where);
-            struct dirent *de;
-            while (d && (de = readdir(d))) {
-                if (strncmp(de->d_name, package, strlen(package))) continue;
-                const char *dash = strchr(de->d_name, '-');
-                snprintf(out, cap, "%.*s", dash ? (int)(dash - de->d_name) : (int)strlen(de->d_name), de->d_name);
+                *dash = 0;
+                snprintf(name, ncap, "%s", stem);
+                snprintf(version, vcap, "%s", dash + 1);
                 closedir(d);
                 return 1;
             }
@@ -440,19 +417,17 @@ static int dist_info_name(const char *path, const char *package, char *out, size
 static void file_version(struct cs_library *l, const struct family *f)
 {
     /* NCCL says nothing of the CUDA it was built for; its wheel does (nvidia_nccl_cu13). */
-    char pkg[64];
-    if (!strcmp(f->kind, "nccl") && dist_info_version(l->path, "nvidia_nccl_cu", pkg, sizeof pkg)) {
-        char stem[64];
-        if (dist_info_name(l->path, "nvidia_nccl_cu", stem, sizeof stem)) l->built_for_cuda = atoi(stem + 14) * 1000;
-    }
+    char pkg[64], ver[32];
+    if (!strcmp(f->kind, "nccl") && dist_info(l->path, "nvidia_nccl_cu", pkg, sizeof pkg, ver, sizeof ver))
+        l->built_for_cuda = atoi(pkg + strlen("nvidia_nccl_cu")) * 1000;
     const char *b = base_name(l->path);
     const char *so = strstr(b, ".so.");
     if (so && strchr(so + 4, '.')) snprintf(l->file_version, sizeof l->file_version, "%s", so + 4);
     if (f->how != V_FILE || !so) return;
     int major = 0, minor = 0;
-    char wheel[32];
+    char wheel[32], wheel_name[64];
     const char *text = so + 4;
-    if (!strchr(text, '.') && dist_info_version(l->path, "nvidia_cuda_runtime", wheel, sizeof wheel) &&
+    if (!strchr(text, '.') && dist_info(l->path, "nvidia_cuda_runtime", wheel_name, sizeof wheel_name, wheel, sizeof wheel) &&
         atoi(wheel) == atoi(text)) {
         text = wheel;
         snprintf(l->file_version, sizeof l->file_version, "%s", wheel);
