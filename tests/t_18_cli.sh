@@ -71,6 +71,12 @@ assert_eq "$rc" 7 "run passes the exit status through"
 rc=$(bash -c 'LD_PRELOAD="$2" "$0" run -q -o "$1" -- sh -c "kill -SEGV \$\$"; echo $?' "$CLI" "$TMP/run2" "$ASAN_LIB" 2>/dev/null)
 base=$(bash -c 'LD_PRELOAD="$0" sh -c "kill -SEGV \$\$"; echo $?' "$ASAN_LIB" 2>/dev/null)
 assert_eq "$rc" "$base" "run dies of the program's signal (139 without a sanitizer)"
+# The Quickstart as written: run with the default output, then report the default directory
+# (its latest run-* subdirectory).
+( mkdir -p "$TMP/qs" && cd "$TMP/qs" && LD_LIBRARY_PATH="$FAKES" runcli run -- "$TMP/load_libs" cuda >/dev/null 2>&1 ) || true
+( cd "$TMP/qs" && "$CLI" report cudashim-traces/ >"$TMP/qs.out" 2>"$TMP/qs.err" ) || [ $? = 1 ] || { cat "$TMP/qs.err"; fail "Quickstart: report cudashim-traces/"; }
+grep -q "^cudashim report: .*load_libs cuda" "$TMP/qs.out" || { cat "$TMP/qs.err"; fail "Quickstart: report found no trace"; }
+grep -q "reading the latest run" "$TMP/qs.err" || fail "Quickstart: report does not say which run it read"
 LD_LIBRARY_PATH="$FAKES" runcli run -o "$TMP/run3" -- sh -c "RANK=0 ./load_libs cuda & RANK=1 ./load_libs cuda; wait" \
     >/dev/null 2>"$TMP/run3.err" || fail "run of two ranks"
 ls "$TMP"/run3/cudashim-*-rank0-*.jsonl "$TMP"/run3/cudashim-*-rank1-*.jsonl >/dev/null || fail "one trace per rank: $(ls "$TMP/run3")"

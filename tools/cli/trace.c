@@ -132,6 +132,44 @@ void trace_free(struct trace *t)
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* `cudashim run` writes each run into DIR/run-TIMESTAMP-PID/: a directory that holds no trace
+ * itself but such runs is read as its latest run (names sort by time). */
+static char *latest_run(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char *best = NULL;
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, "run-", 4)) continue;
+        if (!best || strcmp(de->d_name, best) > 0) { free(best); best = strdup(de->d_name); }
+    }
+    if (d) closedir(d);
+    if (!best) return NULL;
+    char *path;
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/') dl--;
+    if (asprintf(&path, "%.*s/%s", (int)dl, dir, best) < 0) abort();
+    free(best);
+    return path;
+}
+
+static int add_dir(const char *dir, char ***files, int *nf)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+    while (d && (de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l > 6 && !strcmp(de->d_name + l - 6, ".jsonl")) {
+            *files = realloc(*files, sizeof **files * (size_t)(*nf + 1));
+            if (asprintf(&(*files)[*nf], "%s/%s", dir, de->d_name) < 0) abort();
+            (*nf)++, found++;
+        }
+    }
+    if (d) closedir(d);
+    return found;
+}
+
 int traces_load(int argc, char **argv, struct trace **out, int *n)
 {
     char **files = NULL;
@@ -140,18 +178,13 @@ int traces_load(int argc, char **argv, struct trace **out, int *n)
         struct stat st;
         if (stat(argv[i], &st)) { fprintf(stderr, "cudashim: %s: %s\n", argv[i], strerror(errno)); bad = 1; continue; }
         if (S_ISDIR(st.st_mode)) {
-            DIR *d = opendir(argv[i]);
-            struct dirent *de;
-            int found = 0;
-            while (d && (de = readdir(d))) {
-                size_t l = strlen(de->d_name);
-                if (l > 6 && !strcmp(de->d_name + l - 6, ".jsonl")) {
-                    files = realloc(files, sizeof *files * (size_t)(nf + 1));
-                    if (asprintf(&files[nf], "%s/%s", argv[i], de->d_name) < 0) abort();
-                    nf++, found++;
-                }
+            int found = add_dir(argv[i], &files, &nf);
+            char *run = found ? NULL : latest_run(argv[i]);
+            if (run) {
+                found = add_dir(run, &files, &nf);
+                fprintf(stderr, "cudashim: reading the latest run, %s (name another run-* directory to read it)\n", run);
+                free(run);
             }
-            if (d) closedir(d);
             if (!found) { fprintf(stderr, "cudashim: %s: no traces (*.jsonl) in this directory\n", argv[i]); bad = 1; }
         } else {
             files = realloc(files, sizeof *files * (size_t)(nf + 1));
