@@ -58,12 +58,12 @@ static struct cs_thread *reuse(void)
 
 static struct cs_thread *thread_create(void);
 
-/* The first call on a thread sets things up (and may wake the shim): none of that may leak
- * into the errno the program sees after its call. */
 /* The shim's own threads (the scanner) and the exit path: whatever they reach is not the
  * program's, so they never get thread state. */
 __thread int cs_own_thread __attribute__((tls_model("initial-exec")));
 
+/* The first call on a thread sets things up (and may wake the shim): none of that may leak
+ * into the errno the program sees after its call. */
 struct cs_thread *cs_thread_slow(int idx)
 {
     if (cs_own_thread) return NULL;
