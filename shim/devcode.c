@@ -59,8 +59,7 @@ static void image_origin(const void *image, char *out, size_t cap)
     const char *name = cs_lm_name_of_addr(image);  /* lock-free: this runs inside a module load */
     char exe[PATH_MAX];
     if (name && !name[0]) {  /* the program itself */
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = 0;
+        cs_exe_path(exe, sizeof exe);
         name = exe;
     }
     if (name && name[0]) {

@@ -26,14 +26,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Runtimes seen through cuGetProcAddress: a static cudart copy inside any library shows up
  * here with the CUDA version it was built for. */
 #define MAX_RUNTIMES 64
+/* Written by the procaddr hook under `lock`; rules iterate them under it too (what they call
+ * under it, findings and the writer, never takes it). */
 static struct runtime { char caller[PATH_MAX]; int cuda; } runtimes[MAX_RUNTIMES];
 static int nruntimes;
 
 int cs_driver_version_seen(void) { return atomic_load(&driver_version); }
 
-/* The runtimes seen so far are written by the procaddr hook under `lock`; rules iterate them
- * under it too (what they call under it, findings and the writer, never takes it). */
-#define seen_runtimes runtimes
 
 static const char *base_name(const char *p)
 {
@@ -144,7 +143,7 @@ static void check_driver_too_old(void)
             too_old(l->path, (int)l->code, "its version");
     }
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < nruntimes; i++) too_old(seen_runtimes[i].caller, seen_runtimes[i].cuda, "cuGetProcAddress cudaVersion");
+    for (int i = 0; i < nruntimes; i++) too_old(runtimes[i].caller, runtimes[i].cuda, "cuGetProcAddress cudaVersion");
     pthread_mutex_unlock(&lock);
 }
 
@@ -395,11 +394,11 @@ static void check_majors(void)
     /* A static runtime inside a library (NCCL, cuBLAS, a framework) that asks for another major. */
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nruntimes; i++) {
-        const struct cs_library *l = cs_library_of_path(seen_runtimes[i].caller);
+        const struct cs_library *l = cs_library_of_path(runtimes[i].caller);
         /* The version a lookup names is that function's ABI version, not the runtime's: only the
          * highest, and only a newer major than the loaded runtime's, says something. */
-        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework") && seen_runtimes[i].cuda / 1000 > runtime / 1000)
-            major_mismatch(l, seen_runtimes[i].cuda, runtime, rt_path, "the CUDA version its runtime asks the driver for");
+        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework") && runtimes[i].cuda / 1000 > runtime / 1000)
+            major_mismatch(l, runtimes[i].cuda, runtime, rt_path, "the CUDA version its runtime asks the driver for");
     }
     pthread_mutex_unlock(&lock);
 }
@@ -442,7 +441,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
     char caller[PATH_MAX] = "?";
     const char *who = cs_lm_name_of_addr(ra);  /* lock-free: this runs inside the caller's lookup */
     if (who) {
-        if (!*who) { ssize_t n = readlink("/proc/self/exe", caller, sizeof caller - 1); caller[n > 0 ? n : 0] = 0; }
+        if (!*who) cs_exe_path(caller, sizeof caller);
         else if (!realpath(who, caller)) snprintf(caller, sizeof caller, "%s", who);
     }
     cs_inventory_rdlock();

@@ -17,6 +17,7 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -205,4 +206,11 @@ const char *cs_elf_dyn_str(const struct link_map *m, long tag, int nth)
     for (const ElfW(Dyn) *d = m->l_ld; d->d_tag != DT_NULL; d++)
         if (d->d_tag == tag && nth-- == 0) return t.strtab + d->d_un.d_val;
     return NULL;
+}
+
+/* The program's own path: its link-map entry has an empty name. */
+void cs_exe_path(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    out[n > 0 ? n : 0] = 0;
 }

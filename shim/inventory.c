@@ -168,8 +168,7 @@ static void origin_of(const struct link_map *m, char *out, size_t cap)
     if (m->l_name && *m->l_name) {
         snprintf(out, cap, "%s", m->l_name);
     } else {
-        ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-        out[n > 0 ? n : 0] = 0;
+        cs_exe_path(out, cap);
     }
     char *slash = strrchr(out, '/');
     if (slash) *slash = 0;

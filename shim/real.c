@@ -106,37 +106,44 @@ static struct link_map *library_map(struct cs_api *api)
     return m;
 }
 
-struct bind_pass { struct cs_api *api; struct cs_ptr_index *ix; };
-
-static void bind_one(const char *name, void *p, void *arg)
-{
-    struct bind_pass *b = arg;
-    int idx = cs_api_find(b->api, name);
-    if (idx < 0) return;
-    int i = idx - b->api->base;
-    void *expected = NULL;
-    atomic_compare_exchange_strong(&b->api->real[i], &expected, p);
-    if (b->ix->n < b->api->count) {
-        b->ix->e[b->ix->n].p = p;
-        b->ix->e[b->ix->n++].idx = idx;
-    }
-}
-
 static uintptr_t old_addr(struct cs_api *api) { return atomic_load(&api->bound_addr); }
 
-struct rebind_pass { struct cs_api *api; struct cs_ptr_index *ix; void **fresh; };
+/* One pass over a library copy's dynamic symbols: each wrapped function's address (fresh[], by
+ * API slot) and the index by address that cuGetProcAddress answers are mapped back with. */
+struct collect_pass { struct cs_api *api; struct cs_ptr_index *ix; void **fresh; };
 
-static void rebind_one(const char *name, void *p, void *arg)
+static void collect_one(const char *name, void *p, void *arg)
 {
-    struct rebind_pass *r = arg;
-    int idx = cs_api_find(r->api, name);
+    struct collect_pass *c = arg;
+    int idx = cs_api_find(c->api, name);
     if (idx < 0) return;
-    r->fresh[idx - r->api->base] = p;
-    if (r->ix->n < r->api->count) {
-        r->ix->e[r->ix->n].p = p;
-        r->ix->e[r->ix->n++].idx = idx;
+    c->fresh[idx - c->api->base] = p;
+    if (c->ix->n < c->api->count) {
+        c->ix->e[c->ix->n].p = p;
+        c->ix->e[c->ix->n++].idx = idx;
     }
 }
+
+static size_t index_size(const struct cs_api *api)
+{
+    return sizeof(struct cs_ptr_index) + (size_t)api->count * sizeof(((struct cs_ptr_index *)0)->e[0]);
+}
+
+/* NULL when memory is short; *fresh is freed by the caller (release_fresh). */
+static struct cs_ptr_index *collect(struct cs_api *api, const struct link_map *m, void ***fresh)
+{
+    struct cs_ptr_index *ix = mmap(NULL, index_size(api), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ix == MAP_FAILED) return NULL;
+    void **f = mmap(NULL, (size_t)api->count * sizeof(void *), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (f == MAP_FAILED) { munmap(ix, index_size(api)); return NULL; }
+    struct collect_pass c = { api, ix, f };
+    cs_elf_each_function(m, collect_one, &c);
+    qsort(ix->e, (size_t)ix->n, sizeof ix->e[0], by_ptr);
+    *fresh = f;
+    return ix;
+}
+
+static void release_fresh(struct cs_api *api, void **fresh) { munmap(fresh, (size_t)api->count * sizeof(void *)); }
 
 /* Resolve every function of an API once its library is loaded, and index them by address:
  * one pass over the library's own dynamic symbols. */
@@ -147,20 +154,18 @@ int cs_api_bind(struct cs_api *api)
     struct link_map *m = library_map(api);
     if (!m)
         return 0;
-    size_t sz = sizeof(struct cs_ptr_index) + (size_t)api->count * sizeof(((struct cs_ptr_index *)0)->e[0]);
-    struct cs_ptr_index *ix = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (ix == MAP_FAILED)
+    void **fresh;
+    struct cs_ptr_index *ix = collect(api, m, &fresh);
+    if (!ix)
         return 0;
-    struct bind_pass b = { api, ix };
-    cs_elf_each_function(m, bind_one, &b);
     for (int i = 0; i < api->count; i++) {
-        void *expected = NULL;
-        atomic_compare_exchange_strong(&api->real[i], &expected, CS_REAL_MISSING);
+        void *expected = NULL;  /* a slot already resolved (the next definition) stays */
+        atomic_compare_exchange_strong(&api->real[i], &expected, fresh[i] ? fresh[i] : CS_REAL_MISSING);
     }
-    qsort(ix->e, (size_t)ix->n, sizeof ix->e[0], by_ptr);
+    release_fresh(api, fresh);
     struct cs_ptr_index *expected = NULL;
     if (!atomic_compare_exchange_strong(&api->by_ptr, &expected, ix))
-        munmap(ix, sz);
+        munmap(ix, index_size(api));
     return 1;
 }
 
@@ -179,16 +184,11 @@ int cs_api_rebind(struct cs_api *api, void *p)
      * functions are handed out untouched, never swapped for wrappers that call the other copy. */
     for (struct link_map *l = cs_lm_head(); l; l = l->l_next)
         if (l == old && l->l_addr == old_addr(api)) return 0;
-    size_t sz = sizeof(struct cs_ptr_index) + (size_t)api->count * sizeof(((struct cs_ptr_index *)0)->e[0]);
-    struct cs_ptr_index *ix = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (ix == MAP_FAILED) return 0;
-    void **fresh = mmap(NULL, (size_t)api->count * sizeof(void *), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (fresh == MAP_FAILED) { munmap(ix, sz); return 0; }
-    struct rebind_pass r = { api, ix, fresh };
-    cs_elf_each_function(m, rebind_one, &r);
-    qsort(ix->e, (size_t)ix->n, sizeof ix->e[0], by_ptr);
+    void **fresh;
+    struct cs_ptr_index *ix = collect(api, m, &fresh);
+    if (!ix) return 0;
     for (int i = 0; i < api->count; i++) atomic_store(&api->real[i], fresh[i] ? fresh[i] : CS_REAL_MISSING);
-    munmap(fresh, (size_t)api->count * sizeof(void *));
+    release_fresh(api, fresh);
     atomic_store(&api->handle, (void *)m);
     atomic_store(&api->bound_addr, m->l_addr);
     atomic_store(&api->by_ptr, ix);  /* the old index is left mapped: a reader may still hold it */
