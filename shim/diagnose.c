@@ -138,7 +138,7 @@ static void check_driver_too_old(void)
         /* Libraries that carry their own runtime say which CUDA they were built for: cuDNN
          * (cudnnGetCudartVersion), NCCL (its wheel), and those whose version is the CUDA one. */
         if ((!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl")) && l->built_for_cuda > 0)
-            too_old(l->path, l->built_for_cuda, !strcmp(l->kind, "cudnn") ? "cudnnGetCudartVersion" : "its wheel");
+            too_old(l->path, l->built_for_cuda, l->built_for_how);
         if ((!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt")) && l->code >= 11000)
             too_old(l->path, (int)l->code, "its version");
     }
@@ -386,7 +386,7 @@ static void check_majors(void)
     if (!runtime) return;
     for (int i = 0; i < cs_library_count(); i++) {
         const struct cs_library *l = cs_library_at(i);
-        if (!strcmp(l->kind, "cudnn")) major_mismatch(l, l->built_for_cuda, runtime, rt_path, "cudnnGetCudartVersion");
+        if (!strcmp(l->kind, "cudnn")) major_mismatch(l, l->built_for_cuda, runtime, rt_path, l->built_for_how);
         if (!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt") || !strcmp(l->kind, "nvrtc") ||
             !strcmp(l->kind, "nvJitLink"))
             major_mismatch(l, (int)l->code, runtime, rt_path, "its version");

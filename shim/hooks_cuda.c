@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "inventory.h"
+#include "library_version.h"
 #include "devcode.h"
 
 void cs_hook_cuDriverGetVersion(struct cs_thread *t, struct cs_event *ev, void *version)
@@ -12,6 +13,7 @@ void cs_hook_cuDriverGetVersion(struct cs_thread *t, struct cs_event *ev, void *
         int v = *(int *)version;
         cs_extra(t, "\"driver_version\":%d,\"driver_cuda\":\"%d.%d\"", v, v / 1000, (v % 1000) / 10);
         cs_diagnose_driver_version(v);
+        cs_version_seen_value("driver", NULL, v);
     }
 }
 

@@ -19,6 +19,7 @@
 #include "hooks_libs.h"
 #include "internal.h"
 #include "inventory.h"
+#include "library_version.h"
 
 /* --- the library's own error string, on every failing call ---------------------------- */
 
@@ -70,6 +71,20 @@ void cs_hook_cudnnCreate(struct cs_thread *t, struct cs_event *ev, void *handle)
 {
     (void)ev, (void)handle;
     library_extra(t, "cudnn");
+}
+
+/* The program asked cuDNN its version: the inventory's best source (the shim never asks it:
+ * cuDNN 9's cudnnGetVersion loads libcudnn_graph). */
+void cs_hook_cudnnGetVersion(struct cs_thread *t, struct cs_event *ev, uint64_t version)
+{
+    (void)t, (void)ev;
+    cs_version_seen_value("cudnn", cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion), (long)version);
+}
+
+void cs_hook_cudnnGetCudartVersion(struct cs_thread *t, struct cs_event *ev, uint64_t version)
+{
+    (void)t, (void)ev;
+    cs_version_seen_cuda("cudnn", cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion), (int)version);
 }
 
 /* Backend descriptors: remember each one's type, so a failing finalize or execute names the
@@ -143,6 +158,22 @@ void cs_hook_cublasLtCreate(struct cs_thread *t, struct cs_event *ev, void *hand
 {
     (void)ev, (void)handle;
     library_extra(t, "cublasLt");
+}
+
+/* libraryPropertyType: 0 major, 1 minor, 2 patch. */
+void cs_hook_cublasGetProperty(struct cs_thread *t, struct cs_event *ev, uint32_t type, void *value)
+{
+    (void)t;
+    if (ev->result == 0 && value)
+        cs_version_seen_part("cublas", cs_real(&cs_api_cublas, CS_CUBLAS_cublasGetProperty), (int)type, *(int *)value);
+}
+
+void cs_hook_cublasLtGetProperty(struct cs_thread *t, struct cs_event *ev, uint32_t type, void *value)
+{
+    (void)t;
+    if (ev->result == 0 && value)
+        cs_version_seen_part("cublasLt", cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), (int)type,
+                             *(int *)value);
 }
 
 void cs_hook_cublasSetMathMode(struct cs_thread *t, struct cs_event *ev, void *handle, uint32_t mode)
@@ -347,7 +378,7 @@ int cs_nccl_version_if_loaded(void)
     /* From the inventory (the scanner asked it): a hook never calls into NCCL for this. */
     const struct cs_library *l = cs_library_find_kind("nccl", 0);
     cs_inventory_rdlock();
-    int v = l && l->asked ? (int)l->code : 0;
+    int v = l && l->version_rank == CS_VERSION_API ? (int)l->code : 0;
     cs_inventory_unlock();
     return v;
 }

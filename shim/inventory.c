@@ -3,9 +3,8 @@
  * it. Written as "library" lines as soon as a library is seen; rescanned cheaply (the loader's
  * add counter) whenever the shim writes anything, and at exit.
  *
- * Versions are asked only of libraries already loaded, through their own handle
- * (dlopen RTLD_NOLOAD), and only of functions that return a constant: nothing is loaded and
- * nothing is initialised that the program has not. */
+ * Versions come from the program's own calls, from constant functions and from the files
+ * (library_version.c): nothing is loaded, printed or initialised that the program has not. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -26,42 +25,39 @@
 #include "internal.h"
 #include "hooks_libs.h"
 #include "loader_message.h"
+#include "library_version.h"
 
-/* Library families: file-name prefix, kind, and how the library reports its version. */
-enum ver_kind { V_NONE, V_INT, V_SIZE, V_PROPERTY, V_MAJOR_MINOR, V_UINT, V_FILE };
+/* Library families: file-name prefix and kind (library_version.c says how each reports its
+ * version). */
 static const struct family {
-    const char *prefix, *kind, *fn;
-    enum ver_kind how;
+    const char *prefix, *kind;
 } families[] = {
-    { "libcuda.so", "driver", "cuDriverGetVersion", V_INT },
-    /* Never asked: cudart 11 runs its lazy initialisation in cudaRuntimeGetVersion, and may be
-     * inside it already (it calls cuGetProcAddress from its pthread_once). Its version comes
-     * from its file name, and from the CUDA version it asks the driver for. */
-    { "libcudart.so", "cudart", NULL, V_FILE },
-    { "libcudnn.so", "cudnn", "cudnnGetVersion", V_SIZE },
-    { "libcudnn_", "cudnn-sublibrary", NULL, V_NONE },
-    { "libnccl.so", "nccl", "ncclGetVersion", V_INT },
-    { "libnccl-net", "nccl-plugin", NULL, V_NONE },
-    { "libcublasLt.so", "cublasLt", "cublasLtGetProperty", V_PROPERTY },
-    { "libcublas.so", "cublas", "cublasGetProperty", V_PROPERTY },
-    { "libnvrtc-builtins", "nvrtc-builtins", NULL, V_NONE },
-    { "libnvrtc.so", "nvrtc", "nvrtcVersion", V_MAJOR_MINOR },
-    { "libnvJitLink.so", "nvJitLink", "nvJitLinkVersion", V_MAJOR_MINOR },
-    { "libcusparse.so", "cusparse", "cusparseGetProperty", V_PROPERTY },
-    { "libcufft.so", "cufft", "cufftGetProperty", V_PROPERTY },
-    { "libcurand.so", "curand", "curandGetProperty", V_PROPERTY },
-    { "libcusolver.so", "cusolver", "cusolverGetProperty", V_PROPERTY },
-    { "libcupti.so", "cupti", "cuptiGetVersion", V_UINT },
-    { "libnvidia-ptxjitcompiler", "ptxjitcompiler", NULL, V_NONE },
-    { "libnvidia-ml.so", "nvml", NULL, V_NONE },
+    { "libcuda.so", "driver" },
+    { "libcudart.so", "cudart" },
+    { "libcudnn.so", "cudnn" },
+    { "libcudnn_", "cudnn-sublibrary" },
+    { "libnccl.so", "nccl" },
+    { "libnccl-net", "nccl-plugin" },
+    { "libcublasLt.so", "cublasLt" },
+    { "libcublas.so", "cublas" },
+    { "libnvrtc-builtins", "nvrtc-builtins" },
+    { "libnvrtc.so", "nvrtc" },
+    { "libnvJitLink.so", "nvJitLink" },
+    { "libcusparse.so", "cusparse" },
+    { "libcufft.so", "cufft" },
+    { "libcurand.so", "curand" },
+    { "libcusolver.so", "cusolver" },
+    { "libcupti.so", "cupti" },
+    { "libnvidia-ptxjitcompiler", "ptxjitcompiler" },
+    { "libnvidia-ml.so", "nvml" },
     /* Frameworks: not CUDA libraries, but they say what the program expected to use. */
-    { "libtorch_cuda", "framework", NULL, V_NONE },
-    { "libtorch_cpu", "framework", NULL, V_NONE },
-    { "libtensorflow", "framework", NULL, V_NONE },
-    { "_pywrap_tensorflow", "framework", NULL, V_NONE },
-    { "xla_extension", "framework", NULL, V_NONE },
-    { "libjax", "framework", NULL, V_NONE },
-    { "libonnxruntime", "framework", NULL, V_NONE },
+    { "libtorch_cuda", "framework" },
+    { "libtorch_cpu", "framework" },
+    { "libtensorflow", "framework" },
+    { "_pywrap_tensorflow", "framework" },
+    { "xla_extension", "framework" },
+    { "libjax", "framework" },
+    { "libonnxruntime", "framework" },
 };
 
 /* The one list of CUDA-stack file-name stems (crash frames, loader messages). Pure string
@@ -299,146 +295,6 @@ static void found_via(const struct cs_library *l, char *out, size_t cap)
     snprintf(out, cap, "a full path given to dlopen (or a search from an object the shim did not see)");
 }
 
-/* --- versions --------------------------------------------------------------------------- */
-
-static void ask_version(struct cs_library *l, const struct family *f)
-{
-    if (!f->fn) return;
-    if (f->how == V_INT && !strcmp(f->kind, "driver")) {
-        /* The program's own cuDriverGetVersion answered already: asking again would add a driver
-         * call the program did not make. Only at exit, if nobody asked, does the shim ask. */
-        int v = cs_driver_version_seen();
-        if (v) {
-            l->code = v;
-            snprintf(l->version, sizeof l->version, "%d.%d", v / 1000, (v % 1000) / 10);
-            snprintf(l->version_api, sizeof l->version_api, "%s", f->fn);
-            return;
-        }
-    }
-    const struct link_map *m = l->map;
-    if (!m) return;
-    /* A library another thread is still loading is in the link map before it is relocated:
-     * dlopen(RTLD_NOLOAD) waits for that load to finish (the scanner may take the loader lock)
-     * and holds the library while it is asked. */
-    void *h = dlopen(l->name_path, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return;
-    void *fn = cs_elf_lookup(m, f->fn);
-    if (fn && !strcmp(f->kind, "driver")) cs_own_count(cs_api_find(&cs_api_cuda, f->fn));
-    if (fn) {
-        int a = 0, b = 0, c = 0;
-        switch (f->how) {
-        case V_INT:
-            if (((int (*)(int *))fn)(&a) == 0) {
-                l->code = a;
-                snprintf(l->version, sizeof l->version, "%d.%d", a / 1000, (a % 1000) / 10);
-            }
-            break;
-        case V_SIZE: {
-            size_t v = ((size_t (*)(void))fn)();
-            l->code = (long)v;
-            /* cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 major*1000 + minor*100 + patch */
-            if (v >= 90000) snprintf(l->version, sizeof l->version, "%zu.%zu.%zu", v / 10000, v % 10000 / 100, v % 100);
-            else snprintf(l->version, sizeof l->version, "%zu.%zu.%zu", v / 1000, v % 1000 / 100, v % 100);
-            void *rt = cs_elf_lookup(m, "cudnnGetCudartVersion");
-            if (rt) l->built_for_cuda = (int)((size_t (*)(void))rt)();
-            break;
-        }
-        case V_PROPERTY:
-            if (((int (*)(int, int *))fn)(0, &a) == 0 && ((int (*)(int, int *))fn)(1, &b) == 0 &&
-                ((int (*)(int, int *))fn)(2, &c) == 0) {
-                l->code = a * 1000 + b * 10;
-                snprintf(l->version, sizeof l->version, "%d.%d.%d", a, b, c);
-            }
-            break;
-        case V_MAJOR_MINOR:
-            if (((int (*)(int *, int *))fn)(&a, &b) == 0) {
-                l->code = a * 1000 + b * 10;
-                snprintf(l->version, sizeof l->version, "%d.%d", a, b);
-            }
-            break;
-        case V_UINT:
-            if (((int (*)(unsigned *))fn)((unsigned *)&a) == 0) {
-                l->code = a;
-                snprintf(l->version, sizeof l->version, "api %d", a);
-            }
-            break;
-        case V_NONE: case V_FILE: break;
-        }
-        if (!strcmp(f->kind, "nccl") && l->code) {
-            int v = (int)l->code;  /* 2.28.9 is 22809; before 2.9 it was 2809 */
-            if (v >= 10000) snprintf(l->version, sizeof l->version, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
-            else snprintf(l->version, sizeof l->version, "%d.%d.%d", v / 1000, v % 1000 / 100, v % 100);
-        }
-        snprintf(l->version_api, sizeof l->version_api, "%s", f->fn);
-    }
-    dlclose(h);
-}
-
-/* The driver's own version is in its file name (libcuda.so.580.65.06), and so is the runtime's
- * (libcudart.so.11.8.89; a wheel's libcudart.so.12 says its major only). */
-/* A wheel's copy says its version in the package's dist-info directory, beside the "nvidia"
- * package (site-packages/nvidia_cuda_runtime_cu12-12.4.127.dist-info) or in a toolkit's
- * dist-info folder: the ancestors of the library's directory, three levels up at most. name gets
- * the package's name (nvidia_nccl_cu13), version its version (2.28.9). */
-static int dist_info(const char *path, const char *package, char *name, size_t ncap, char *version, size_t vcap)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (int up = 0; up < 4; up++) {
-        char *slash = strrchr(dir, '/');
-        if (!slash || slash == dir) return 0;
-        *slash = 0;
-        for (int sub = 0; sub < 2; sub++) {
-            char where[PATH_MAX + 16];
-            snprintf(where, sizeof where, "%s%s", dir, sub ? "/dist-info" : "");
-            DIR *d = opendir(where);
-            struct dirent *de;
-            while (d && (de = readdir(d))) {
-                size_t n = strlen(de->d_name);
-                if (strncmp(de->d_name, package, strlen(package)) || n < 11 || strcmp(de->d_name + n - 10, ".dist-info"))
-                    continue;
-                char stem[256];
-                snprintf(stem, sizeof stem, "%.*s", (int)(n - 10), de->d_name);
-                char *dash = strrchr(stem, '-');
-                if (!dash) continue;
-                *dash = 0;
-                snprintf(name, ncap, "%s", stem);
-                snprintf(version, vcap, "%s", dash + 1);
-                closedir(d);
-                return 1;
-            }
-            if (d) closedir(d);
-        }
-    }
-    return 0;
-}
-
-static void file_version(struct cs_library *l, const struct family *f)
-{
-    /* NCCL says nothing of the CUDA it was built for; its wheel does (nvidia_nccl_cu13). */
-    char pkg[64], ver[32];
-    if (!strcmp(f->kind, "nccl") && dist_info(l->path, "nvidia_nccl_cu", pkg, sizeof pkg, ver, sizeof ver))
-        l->built_for_cuda = atoi(pkg + strlen("nvidia_nccl_cu")) * 1000;
-    const char *b = base_name(l->path);
-    const char *so = strstr(b, ".so.");
-    if (so && strchr(so + 4, '.')) snprintf(l->file_version, sizeof l->file_version, "%s", so + 4);
-    if (f->how != V_FILE || !so) return;
-    int major = 0, minor = 0;
-    char wheel[32], wheel_name[64];
-    const char *text = so + 4;
-    if (!strchr(text, '.') && dist_info(l->path, "nvidia_cuda_runtime", wheel_name, sizeof wheel_name, wheel, sizeof wheel) &&
-        atoi(wheel) == atoi(text)) {
-        text = wheel;
-        snprintf(l->file_version, sizeof l->file_version, "%s", wheel);
-    }
-    int n = sscanf(text, "%d.%d", &major, &minor);
-    if (n < 1 || major <= 0) return;
-    l->code = major * 1000 + (n == 2 ? minor * 10 : 0);
-    if (n == 2) snprintf(l->version, sizeof l->version, "%d.%d", major, minor);
-    else snprintf(l->version, sizeof l->version, "%d", major);
-    snprintf(l->version_api, sizeof l->version_api, "file name");
-}
-
 /* --- the scan ---------------------------------------------------------------------------- */
 
 static void write_library(const struct cs_library *l)
@@ -456,7 +312,10 @@ static void write_library(const struct cs_library *l)
         cs_put(&b, ",\"version_api\":"); cs_put_str(&b, l->version_api);
     }
     if (l->file_version[0]) { cs_put(&b, ",\"file_version\":"); cs_put_str(&b, l->file_version); }
-    if (l->built_for_cuda) { cs_put(&b, ",\"built_for_cuda\":"); cs_put_i64(&b, l->built_for_cuda); }
+    if (l->built_for_cuda) {
+        cs_put(&b, ",\"built_for_cuda\":"); cs_put_i64(&b, l->built_for_cuda);
+        cs_put(&b, ",\"built_for_source\":"); cs_put_str(&b, l->built_for_how);
+    }
     if (l->compat) cs_put(&b, ",\"compat\":true");
     cs_put(&b, ",\"found_via\":"); cs_put_str(&b, l->found_via);
     cs_put(&b, "}\n");
@@ -503,15 +362,16 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
     char via[sizeof l->found_via];
     found_via(l, via, sizeof via);
     memcpy(l->found_via, via, sizeof via);
-    file_version(l, f);
+    cs_version_from_files(l);
     atomic_store(&nlibs, n + 1);
     return 0;
 }
 
-/* Called by the scanner only (scanner.c), with the loader fenced from fork. ask: also ask
- * each library not yet asked for its version (never on a program thread inside a hook). A
- * library's line is written once its version is known, or at exit without it. */
-void cs_inventory_refresh(int ask)
+/* Called by the scanner only (scanner.c), with the loader fenced from fork. asking: the
+ * scanner may ask constant version functions (2: at exit, the driver too). A library's line is
+ * written once something is known of its version, and again when a better source answers;
+ * readers keep the last line per path. */
+void cs_inventory_refresh(int asking)
 {
     struct scan s = { 0, 1 };
     dl_iterate_phdr(add_cb, &s);  /* one callback: the loader's counter of objects ever added */
@@ -521,44 +381,39 @@ void cs_inventory_refresh(int ask)
         dl_iterate_phdr(add_cb, &s);
         last_adds = s.adds;
     }
-    int after = atomic_load(&nlibs);
+    int after = atomic_load(&nlibs), changed = 0;
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
-        const struct family *f = &families[l->family];
-        /* The driver is asked only at exit, and only when the program never asked it itself:
-         * a driver call the program did not make stays out of its run. */
-        int deferred = !strcmp(l->kind, "driver") && ask < 2 && !cs_driver_version_seen();
-        if (!l->asked && ask && !deferred) {
-            /* Asked into a copy (the call may take time, or wait for a load), stored briefly
-             * under the lock that the rules on program threads read under. */
-            static struct cs_library tmp;
-            tmp = *l;
-            ask_version(&tmp, f);
-            pthread_rwlock_wrlock(&inv_lock);
-            memcpy(l->version, tmp.version, sizeof l->version);
-            memcpy(l->version_api, tmp.version_api, sizeof l->version_api);
-            l->code = tmp.code;
-            l->built_for_cuda = tmp.built_for_cuda;
-            l->asked = 1;
-            pthread_rwlock_unlock(&inv_lock);
-            if (!strcmp(l->kind, "nccl")) cs_nccl_version_known((int)l->code);
-        }
+        /* Learned into a copy (an ask may take time, or wait for a load), stored briefly under
+         * the lock that the rules on program threads read under. */
+        static struct cs_library tmp;
+        tmp = *l;
+        if (!cs_version_update(&tmp, asking)) continue;
+        pthread_rwlock_wrlock(&inv_lock);
+        memcpy(l->version, tmp.version, sizeof l->version);
+        memcpy(l->version_api, tmp.version_api, sizeof l->version_api);
+        memcpy(l->built_for_how, tmp.built_for_how, sizeof l->built_for_how);
+        l->code = tmp.code;
+        l->version_rank = tmp.version_rank;
+        l->built_for_cuda = tmp.built_for_cuda;
+        l->asked = tmp.asked;
+        pthread_rwlock_unlock(&inv_lock);
+        if (!strcmp(l->kind, "nccl")) cs_nccl_version_known((int)l->code);
+        changed = 1;
     }
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
-        const struct family *f = &families[l->family];
-        /* The driver's line goes out at once (a killed process still leaves it), and again once
-         * its version is known; readers keep the last line per path. */
-        int deferred = !strcmp(l->kind, "driver") && ask < 2 && !l->asked;
-        if (!l->written && (deferred || l->asked || !f->fn || ask)) {
+        int constant = 0;
+        cs_version_function(l->kind, &constant);
+        /* A library with a constant version function waits for the scan that asks it, so that
+         * its first line carries the version; the others go out at once. */
+        int ready = asking || l->asked || !constant;
+        if ((!l->written && ready) || (l->written && l->written < 1 + l->version_rank)) {
             write_library(l);
-            l->written = l->version[0] ? 2 : 1;
-        } else if (l->written == 1 && l->version[0]) {
-            write_library(l);
-            l->written = 2;
+            l->written = 1 + l->version_rank;
         }
     }
-    if (after != before || ask) cs_diagnose_libraries();
+    if (after != before || changed || asking) cs_diagnose_libraries();
 }
 
 /* The kernel module's version: a user-space driver that does not match it gives error 803. */

@@ -13,7 +13,9 @@ struct cs_library {
     char version[32], version_api[40], file_version[32];
     char found_via[1200];
     long code;             /* the version as the library's API reports it */
-    int built_for_cuda;    /* cuDNN: cudnnGetCudartVersion() */
+    int version_rank;      /* CS_VERSION_FILE or CS_VERSION_API (library_version.h) */
+    int built_for_cuda;    /* the CUDA it was built for (cudnnGetCudartVersion, a wheel's cuNN) */
+    char built_for_how[64];
     int compat, family, asked, written;
     const struct link_map *map;  /* the loader's entry: symbols are read from it, lock-free */
 };

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Runs every tests/t_*.sh; each exits 0 (pass), 77 (skip, with a reason on stdout) or other (fail).
+# Runs every tests/t_*.sh (or those named: tests/run-tests.sh t_15 t_21); each exits 0 (pass),
+# 77 (skip, with a reason on stdout) or other (fail).
 set -u
 cd "$(dirname "$0")/.."
 export BUILD="${BUILD:-build}" CUDA="${CUDA:-/usr/local/cuda}" CC="${CC:-gcc}"
 pass=0 fail=0 skip=0 failed=()
 mkdir -p "$BUILD/test-logs"
-for t in tests/t_*.sh ${CS_EXTRA_TESTS:-}; do
+chosen=(tests/t_*.sh ${CS_EXTRA_TESTS:-})
+[ $# -gt 0 ] && chosen=($(for n in "$@"; do ls tests/"$n"*.sh; done))
+for t in "${chosen[@]}"; do
     name=$(basename "$t" .sh)
     log="$BUILD/test-logs/$name.log"
     start=$(date +%s%N)

@@ -107,14 +107,29 @@ if [ -e "$CUDA/lib64/libcudart.so.13" ]; then
     done
 
     # 4. cuDNN built for CUDA 12 beside the CUDA 13 runtime; and a second cuDNN beside the toolkit's.
-    fakelib "$TMP/pip-cudnn" libcudnn.so.9 -DFAKE_CUDNN -DVERSION=90100 -DCUDART=12080
-    run_case major LD_LIBRARY_PATH="$FAKES:$TMP/pip-cudnn" -- dlopen:"$CUDA/lib64/libcudart.so.13" dlopen:libcudnn.so.9 cuda
+    # The shim never asks cuDNN (cuDNN 9's cudnnGetVersion loads libcudnn_graph): what cuDNN is
+    # and which CUDA it is built for come from its wheel, or from the program's own calls.
+    pip="$TMP/site/nvidia/cudnn/lib"
+    fakelib "$pip" libcudnn.so.9 -DFAKE_CUDNN -DVERSION=90100 -DCUDART=12080
+    mkdir -p "$TMP/site/nvidia_cudnn_cu12-9.1.0.70.dist-info"
+    run_case major LD_LIBRARY_PATH="$FAKES:$pip" -- dlopen:"$CUDA/lib64/libcudart.so.13" dlopen:libcudnn.so.9 cuda
     has_finding library-cuda-major-mismatch warning "cuDNN for CUDA 12"
-    summary_has library-cuda-major-mismatch "9.1.0" "CUDA 12" "CUDA 13.0"
+    summary_has library-cuda-major-mismatch "9.1.0" "CUDA 12" "CUDA 13.0" "nvidia_cudnn_cu12"
+    assert_eq "$(grep -c '^cudnnGetVersion=' "$TMP/major.out" || true)" 0 "the program made no cuDNN call"
+    assert_eq "$(q count "$trace" api=cudnnGetVersion)" 0 "the shim made no cuDNN call"
+    fakelib "$TMP/bare-cudnn" libcudnn.so.9 -DFAKE_CUDNN -DVERSION=90100 -DCUDART=12080
+    run_case asked LD_LIBRARY_PATH="$FAKES:$TMP/bare-cudnn" -- dlopen:"$CUDA/lib64/libcudart.so.13" \
+        dlopen:libcudnn.so.9 call:cudnnGetVersion call:cudnnGetCudartVersion cuda
+    has_finding library-cuda-major-mismatch warning "cuDNN for CUDA 12, as it told the program"
+    summary_has library-cuda-major-mismatch "9.1.0" "CUDA 12" "cudnnGetCudartVersion"
+    grep -q "^cudnn libcudnn.so.9 9.1.0 cudnnGetVersion" <<<"$(q libraries "$trace")" ||
+        { q libraries "$trace"; fail "the program's own cudnnGetVersion answer is not the version"; }
+    run_case unasked LD_LIBRARY_PATH="$FAKES:$TMP/bare-cudnn" -- dlopen:"$CUDA/lib64/libcudart.so.13" dlopen:libcudnn.so.9 cuda
+    no_alarms "a cuDNN nobody asked, with no wheel or header beside it"
     if [ -e "$CUDA/lib64/libcudnn.so.9" ]; then
-        run_case cudnn_twice LD_LIBRARY_PATH="$FAKES:$TMP/pip-cudnn" -- dlopen:libcudnn.so.9 dlopen:"$CUDA/lib64/libcudnn.so.9" cuda
+        run_case cudnn_twice LD_LIBRARY_PATH="$FAKES:$pip" -- dlopen:libcudnn.so.9 dlopen:"$CUDA/lib64/libcudnn.so.9" cuda
         has_finding library-loaded-twice error "two cuDNNs"
-        summary_has library-loaded-twice "$TMP/pip-cudnn/libcudnn.so.9 9.1.0" "libcudnn.so.9 9.19"
+        summary_has library-loaded-twice "$pip/libcudnn.so.9 9.1.0" "libcudnn.so.9 9.19"
     fi
 
     # Healthy: NVIDIA's real runtime, cuDNN, NCCL and cuBLAS on a matching driver: an inventory

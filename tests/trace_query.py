@@ -8,7 +8,8 @@
   trace_query.py crash TRACE                    the crash record, a fact per line
   trace_query.py findings TRACE                 "id severity" per finding
   trace_query.py finding TRACE ID               the summary and fix of the first finding with that id
-  trace_query.py libraries TRACE                "kind name version found_via" per library line
+  trace_query.py libraries TRACE                "kind name version version_api found_via" per library
+                                                (the last line written for each path)
   trace_query.py valid TRACE                    every line parses; header first, summary last
 """
 import json, sys
@@ -71,9 +72,12 @@ elif cmd == "finding":
     print(e["fix"])
     print(json.dumps(e["evidence"]))
 elif cmd == "libraries":
+    last = {}
     for e in events(path):
         if e["type"] == "library":
-            print(e["kind"], e["name"], e.get("version", "-"), e["found_via"])
+            last[e["path"]] = e  # a later line for a path supersedes the earlier (dicts keep first order)
+    for e in last.values():
+        print(e["kind"], e["name"], e.get("version", "-"), e.get("version_api", "-"), e["found_via"])
 elif cmd == "valid":
     ev = events(path)
     assert ev[0]["type"] == "header" and ev[0]["format"] == "cudashim-trace", "header first"

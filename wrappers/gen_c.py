@@ -89,14 +89,16 @@ def gen_api(api, base):
         args = ", ".join(a for _, a in r["params"])
         ptypes = ", ".join(ctype(a) for a, _ in r["params"]) or "void"
         hook = fl.get("hook")
+        status = ret in ("u32", "i32")
+        # A function that returns a value, not a status, hands its hook that value.
+        hook_ret = "" if status or ret == "void" else ", uint64_t"
         if hook:
-            c.append("void cs_hook_%s(struct cs_thread *t, struct cs_event *ev%s);" %
-                     (hook, "".join(", %s" % ctype(a) for a, _ in r["params"])))
+            c.append("void cs_hook_%s(struct cs_thread *t, struct cs_event *ev%s%s);" %
+                     (hook, hook_ret, "".join(", %s" % ctype(a) for a, _ in r["params"])))
         if "custom" in fl:
             for v in ("", "cs_d_", "cs_g_"):
                 c.append(proto(r, v + n) + ";")
             continue
-        status = ret in ("u32", "i32")
         retv = "(uint32_t)r" if status else "0"
         wargs = ", ".join(["uint8_t via", "void *realp"] + ["%s %s" % (ctype(a), pn) for a, pn in r["params"]])
         c.append("static __attribute__((noinline)) %s cs_w_%s(%s)" % (ctype(ret), n, wargs))
@@ -116,7 +118,8 @@ def gen_api(api, base):
         c.append("    int saved_errno = errno;")
         c.append("    struct cs_event *ev = cs_record(t, &cs_api_%s, %s, via, %s, t0);" % (api, idx, retv))
         if hook:
-            c.append("    cs_hook_%s(t, ev%s);" % (hook, "".join(", " + a for _, a in r["params"])))
+            c.append("    cs_hook_%s(t, ev%s%s);" % (hook, ", (uint64_t)r" if hook_ret else "",
+                                                   "".join(", " + a for _, a in r["params"])))
         key = "1" if "key" in fl else "0"
         c.append("    cs_finish(t, &cs_api_%s, ev, %s);" % (api, key))
         c.append("    errno = saved_errno;")

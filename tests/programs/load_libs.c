@@ -6,9 +6,13 @@
  *                   libcuda.so.1 first when nothing has)
  *   procaddr:SYM:V  cuGetProcAddress_v2(SYM, V) through the global scope
  *   fork            fork; the child makes a driver call and exits
+ *   call:NAME       NAME() (a version function returning size_t) from the last handle opened
+ *   libs            prints which of the CUDA stack's libraries are loaded, in load order
+ *   sleep:MS        sleeps MS milliseconds
  * Expected output states each step's result; the tests assert on the trace's findings. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,16 @@ static void *sym(const char *name)
     void *p = dlsym(RTLD_DEFAULT, name);
     if (!p) { printf("%s: not loaded\n", name); exit(3); }
     return p;
+}
+
+static int print_cuda_library(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size, (void)arg;
+    const char *slash = strrchr(info->dlpi_name, '/'), *base = slash ? slash + 1 : info->dlpi_name;
+    if ((!strncmp(base, "libcu", 5) && strncmp(base, "libcudashim", 11)) || !strncmp(base, "libnccl", 7) ||
+        !strncmp(base, "libnv", 5))
+        printf("loaded %s\n", base);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -51,6 +65,14 @@ int main(int argc, char **argv)
             sscanf(a + 9, "%255[^:]:%d", name, &ver);
             int r = ((fn_gpa)sym("cuGetProcAddress_v2"))(name, &p, ver, 0, &status);
             printf("cuGetProcAddress_v2(%s, %d)=%d status=%d\n", name, ver, r, status);
+        } else if (!strncmp(a, "call:", 5)) {
+            size_t (*fn)(void) = last ? (size_t (*)(void))dlsym(last, a + 5) : NULL;
+            if (fn) printf("%s=%zu\n", a + 5, fn());
+            else printf("%s: missing\n", a + 5);
+        } else if (!strncmp(a, "sleep:", 6)) {
+            usleep((useconds_t)atoi(a + 6) * 1000);
+        } else if (!strcmp(a, "libs")) {
+            dl_iterate_phdr(print_cuda_library, NULL);
         } else if (!strcmp(a, "fork")) {
             fflush(stdout);
             pid_t pid = fork();

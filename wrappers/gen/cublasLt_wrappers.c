@@ -266,6 +266,7 @@ CS_EXPORT uint64_t cs_v11_cublasLtGetCudartVersion(void)
 }
 __asm__(".symver cs_v11_cublasLtGetCudartVersion, cublasLtGetCudartVersion@libcublasLt.so.11");
 
+void cs_hook_cublasLtGetProperty(struct cs_thread *t, struct cs_event *ev, uint32_t, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
@@ -278,6 +279,7 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, 
     uint32_t r = real(type, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, via, (uint32_t)r, t0);
+    cs_hook_cublasLtGetProperty(t, ev, type, value);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;

@@ -8010,6 +8010,7 @@ CS_EXPORT uint32_t cs_v11_cublasGetPointerMode_v2(void * handle, void * mode)
 }
 __asm__(".symver cs_v11_cublasGetPointerMode_v2, cublasGetPointerMode_v2@libcublas.so.11");
 
+void cs_hook_cublasGetProperty(struct cs_thread *t, struct cs_event *ev, uint32_t, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
@@ -8022,6 +8023,7 @@ static __attribute__((noinline)) uint32_t cs_w_cublasGetProperty(uint8_t via, vo
     uint32_t r = real(type, value);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGetProperty, via, (uint32_t)r, t0);
+    cs_hook_cublasGetProperty(t, ev, type, value);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;

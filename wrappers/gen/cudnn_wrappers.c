@@ -2902,6 +2902,7 @@ CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * 
 }
 __asm__(".symver cs_v8_cudnnGetConvolutionReorderType, cudnnGetConvolutionReorderType@libcudnn.so.8");
 
+void cs_hook_cudnnGetCudartVersion(struct cs_thread *t, struct cs_event *ev, uint64_t);
 static __attribute__((noinline)) uint64_t cs_w_cudnnGetCudartVersion(uint8_t via, void *realp)
 {
     typedef uint64_t (*fn_t)(void);
@@ -2914,6 +2915,7 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetCudartVersion(uint8_t via
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion, via, 0, t0);
+    cs_hook_cudnnGetCudartVersion(t, ev, (uint64_t)r);
     cs_finish(t, &cs_api_cudnn, ev, 0);
     errno = saved_errno;
     return r;
@@ -3838,6 +3840,7 @@ CS_EXPORT uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc,
 }
 __asm__(".symver cs_v8_cudnnGetTensorTransformDescriptor, cudnnGetTensorTransformDescriptor@libcudnn.so.8");
 
+void cs_hook_cudnnGetVersion(struct cs_thread *t, struct cs_event *ev, uint64_t);
 static __attribute__((noinline)) uint64_t cs_w_cudnnGetVersion(uint8_t via, void *realp)
 {
     typedef uint64_t (*fn_t)(void);
@@ -3850,6 +3853,7 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetVersion(uint8_t via, void
     uint64_t r = real();
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cudnn, CS_CUDNN_cudnnGetVersion, via, 0, t0);
+    cs_hook_cudnnGetVersion(t, ev, (uint64_t)r);
     cs_finish(t, &cs_api_cudnn, ev, 0);
     errno = saved_errno;
     return r;
