@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <elf.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,20 +44,54 @@ static void note(const char *file, void *ra)
 
 static void *no_dlopen(const char *file, int mode) { (void)file, (void)mode; return NULL; }
 
+static void *_Atomic real_dlopen;
+
+/* Opened from the shim, then bound at once: used only where the shim as the caller changes
+ * nothing the loader decides (dlopen_as_program). */
+static void *dlopen_and_bind(const char *file, int mode)
+{
+    void *h = ((void *(*)(const char *, int))atomic_load(&real_dlopen))(file, mode);
+    if (h) {
+        int e = errno;
+        cs_rebind_needed();
+        cs_rebind();
+        errno = e;
+    }
+    return h;
+}
+
+/* glibc searches a bare name from the calling object: its RPATH (and its loaders' and the
+ * program's), then LD_LIBRARY_PATH, its RUNPATH, the cache, the system directories. With the
+ * shim as the caller the search is the same when the caller has no RUNPATH and no loaded
+ * object has an RPATH; a path with a slash is not searched at all ($ORIGIN aside). */
+static int same_search_from_shim(const char *file, void *ra)
+{
+    if (!file || strchr(file, '$')) return 0;
+    if (strchr(file, '/')) return 1;
+    struct link_map *caller = cs_lm_of_addr(ra);
+    if (!caller || cs_elf_dyn_str(caller, DT_RUNPATH, 0)) return 0;
+    for (struct link_map *m = cs_lm_head(); m; m = m->l_next)
+        if (cs_elf_dyn_str(m, DT_RPATH, 0)) return 0;
+    return 1;
+}
+
 CS_HIDDEN void *cs_dlopen_route(const char *file, int mode, void *ra)
 {
     (void)mode;
-    static void *_Atomic real;
-    void *f = atomic_load(&real);
+    void *f = atomic_load(&real_dlopen);
     if (!f) {
         f = cs_elf_next("dlopen", (void *)cs_dlopen_route);
         if (!f) return (void *)no_dlopen;
-        atomic_store(&real, f);
+        atomic_store(&real_dlopen, f);
     }
     int e = errno;
     note(file, ra);
+    cs_rebind();
+    void *to = f;
+    if (same_search_from_shim(file, ra)) to = (void *)dlopen_and_bind;
+    else cs_rebind_needed();  /* bound by the next dlopen, dlsym or scan */
     errno = e;
-    return f;
+    return to;
 }
 
 /* The request that opened path: 1 when found; *by_name when it was a bare name (searched). */

@@ -78,6 +78,10 @@ const char *cs_lm_name_of_addr(const void *addr);
 void cs_exe_path(char *out, size_t cap);
 const char *cs_elf_dyn_str(const struct link_map *m, long tag, int nth);
 
+/* rebind.c: the loader's bindings of wrapped names pointed at the wrappers */
+void cs_rebind(void);          /* binds objects loaded since the last time; cheap when none */
+void cs_rebind_needed(void);   /* the loader may have added objects */
+
 /* dlopen_hook.c: what the program asked the loader to open, and from where */
 int cs_dlopen_request(const char *path, char *caller, size_t cap, int *by_name);
 

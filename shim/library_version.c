@@ -201,15 +201,19 @@ static int apply_seen(struct cs_library *l, const struct source *s)
 
 /* --- 2. a constant function, asked by the scanner ---------------------------------------- */
 
-static void ask(struct cs_library *l, const struct source *s)
+/* 1 when asked. may_wait: the scanner thread, which may take the loader lock. */
+static int ask(struct cs_library *l, const struct source *s, int may_wait)
 {
-    if (!l->map) return;
-    /* A library another thread is still loading is in the link map before it is relocated:
-     * dlopen(RTLD_NOLOAD) waits for that load to finish (only the scanner takes the loader
-     * lock) and holds the library while it is asked. */
-    void *h = dlopen(l->name_path, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return;
-    void *fn = cs_elf_lookup(l->map, s->fn);
+    if (!l->map) return 0;
+    void *fn = cs_elf_lookup(l->map, s->fn), *h = NULL;
+    /* A library another thread is still loading is in the link map before it is relocated,
+     * and not yet among the objects _dl_find_object knows. The scanner waits for that load with
+     * dlopen(RTLD_NOLOAD), which also holds the library while it is asked; a synchronous scan
+     * on a program thread never takes the loader lock, and asks only a library fully loaded. */
+    if (!fn || cs_lm_of_addr(fn) != l->map) {
+        if (!may_wait || !(h = dlopen(l->name_path, RTLD_LAZY | RTLD_NOLOAD))) return 0;
+        fn = cs_elf_lookup(l->map, s->fn);
+    }
     int a = 0, b = 0, c = 0, n = 0;
     if (fn) {
         if (s->ask == ASK_AT_EXIT) cs_own_count(cs_api_find(&cs_api_cuda, s->fn));
@@ -237,7 +241,8 @@ static void ask(struct cs_library *l, const struct source *s)
         }
     }
     if (n) set_version(l, s, a, b, c, n, CS_VERSION_API, s->fn);
-    dlclose(h);
+    if (h) dlclose(h);
+    return 1;
 }
 
 /* --- 3. the files ------------------------------------------------------------------------- */
@@ -354,12 +359,12 @@ int cs_version_update(struct cs_library *l, int asking)
     if (!s) return 0;
     int changed = apply_seen(l, s);
     if (l->version_rank >= CS_VERSION_API || l->asked) return changed;
-    enum ask when = asking >= 2 ? ASK_AT_EXIT : ASK_CONSTANT;
-    if (!asking || (s->ask != ASK_CONSTANT && s->ask != when)) return changed;
+    /* Constants are asked by any scan (a synchronous one only of libraries fully loaded); the
+     * driver only at exit, and only when the program never asked it. */
+    if (s->ask != ASK_CONSTANT && !(s->ask == ASK_AT_EXIT && asking >= 2)) return changed;
     int before = l->version_rank;
     char was[sizeof l->version];
     memcpy(was, l->version, sizeof was);
-    ask(l, s);
-    l->asked = 1;
+    if (ask(l, s, asking > 0)) l->asked = 1;
     return changed || l->version_rank != before || strcmp(was, l->version);
 }

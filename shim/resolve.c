@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <link.h>
 #include <string.h>
 
 #include "internal.h"
@@ -37,26 +38,33 @@ static int find_wrapped(const char *name, struct cs_api **api)
     return -1;
 }
 
+/* glibc's handles are link-map entries: one of a CUDA-stack library's, read without the lock. */
+static int cuda_library_handle(void *handle)
+{
+    if (!handle || handle == RTLD_DEFAULT || handle == RTLD_NEXT) return 0;
+    for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
+        if ((void *)m != handle) continue;
+        const char *n = m->l_name ? m->l_name : "", *b = strrchr(n, '/');
+        b = b ? b + 1 : n;
+        return cs_is_cuda_library_name(b, strlen(b));
+    }
+    return 0;
+}
+
 /* Given the real answer for a wrapped name, hand out our wrapper only when the answer is the
  * wrapped library's own definition; anything else (a framework's stub, another library's
- * symbol of the same name) goes back untouched. */
-static void *substitute(struct cs_api *api, int idx, void *p, void *handle, const char *name,
-                        void *(*lookup_next)(const char *, const char *), const char *version)
+ * symbol of the same name, a miss) goes back untouched. RTLD_NEXT too: the shim exports no
+ * API name, so another tool stacked before it reaches the library itself, through us. */
+static void *substitute(struct cs_api *api, int idx, void *p, void *handle, const char *name)
 {
     int i = idx - api->base;
-    if (handle == RTLD_NEXT)  /* only when the library is not loaded: see wants_substitution() */
-        return p;
-    if (p == api->via[CS_VIA_LINKED][i]) {
-        /* A global-scope lookup (RTLD_DEFAULT, or the handle of dlopen(NULL) that Python's
-         * ctypes.CDLL(None) uses) found our exported wrapper. Without the shim the caller would
-         * have got the next definition: give that (NULL when the library is not loaded), or
-         * our dlsym-reached wrapper when it is the library's own function. */
-        void *next = lookup_next(name, version);
-        return next && cs_api_bind(api) && next == atomic_load(&api->real[i]) ? api->via[CS_VIA_DLSYM][i] : next;
-    }
     if (!p) {
-        /* A CUDA library's handle without the function: the caller expects a newer copy. */
-        if (handle != RTLD_DEFAULT && cs_init()) cs_diagnose_dlsym_miss(handle, name);
+        /* A CUDA library's handle without the function: the caller expects a newer copy. The
+         * lookup is made again after the diagnosis, so that dlerror() says what it said. */
+        if (cuda_library_handle(handle) && cs_init()) {
+            cs_diagnose_dlsym_miss(handle, name);
+            p = cs_real_dlsym()(handle, name);
+        }
         return p;
     }
     if (!cs_api_bind(api))
@@ -65,23 +73,12 @@ static void *substitute(struct cs_api *api, int idx, void *p, void *handle, cons
     return p == atomic_load(&api->real[i]) ? api->via[CS_VIA_DLSYM][i] : p;
 }
 
-static void *next_dlsym(const char *name, const char *version)
-{
-    (void)version;
-    return cs_real_dlsym()(RTLD_NEXT, name);
-}
-
-static void *next_dlvsym(const char *name, const char *version)
-{
-    return cs_real_dlvsym()(RTLD_NEXT, name, version);
-}
-
 CS_HIDDEN void *cs_dlsym_substitute(void *handle, const char *name)
 {
     struct cs_api *api = NULL;
     int idx = find_wrapped(name, &api);
     void *p = cs_real_dlsym()(handle, name);
-    return idx < 0 ? p : substitute(api, idx, p, handle, name, next_dlsym, NULL);
+    return idx < 0 ? p : substitute(api, idx, p, handle, name);
 }
 
 CS_HIDDEN void *cs_dlvsym_substitute(void *handle, const char *name, const char *version)
@@ -89,7 +86,7 @@ CS_HIDDEN void *cs_dlvsym_substitute(void *handle, const char *name, const char 
     struct cs_api *api = NULL;
     int idx = find_wrapped(name, &api);
     void *p = cs_real_dlvsym()(handle, name, version);
-    return idx < 0 ? p : substitute(api, idx, p, handle, name, next_dlvsym, version);
+    return idx < 0 ? p : substitute(api, idx, p, handle, name);
 }
 
 static int wants_substitution(void *handle, const char *name)
@@ -97,14 +94,8 @@ static int wants_substitution(void *handle, const char *name)
     struct cs_api *api;
     if (cs_disabled || (cs_tls && cs_tls->hide))  /* the shim's own lookups */
         return 0;
-    if (find_wrapped(name, &api) < 0)
-        return 0;
-    /* RTLD_NEXT depends on the caller: forward it untouched, except when the wrapped library is
-     * not loaded at all, where the answer is "whatever comes after the shim" (never our own
-     * wrapper, which would hand the program a function it could not have found). */
-    if (handle == RTLD_NEXT)
-        return !cs_api_bind(api);
-    return 1;
+    (void)handle;
+    return find_wrapped(name, &api) >= 0;
 }
 
 /* Only if libc's own dlsym cannot be found (never seen): answer "not found" rather than jump to 0. */
@@ -113,6 +104,7 @@ static void *no_dlvsym(void *handle, const char *name, const char *v) { (void)ha
 
 CS_HIDDEN void *cs_dlsym_route(void *handle, const char *name)
 {
+    cs_rebind();  /* objects a dlopen loaded where the shim could not follow at once */
     void *real = (void *)cs_real_dlsym();
     if (cs_unlikely(!real)) return (void *)no_dlsym;
     return wants_substitution(handle, name) ? (void *)cs_dlsym_substitute : real;

@@ -43,6 +43,8 @@ static void scan(int ask)
     if (!atomic_load(&stopping) || ask == 2) {
         cs_inventory_refresh(ask);
         cs_crash_prepare();
+        cs_rebind_needed();  /* objects loaded where the shim could not follow the dlopen */
+        cs_rebind();
     }
     pthread_mutex_unlock(&loader_guard);
 }

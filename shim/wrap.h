@@ -39,6 +39,9 @@ struct cs_api {
     void *_Atomic *real;         /* resolved lazily; CS_REAL_MISSING / CS_REAL_ABSENT when absent */
     const char *(*result_name)(int32_t);
     int32_t benign;              /* a non-zero result that is an answer, not a failure */
+    /* Older majors (libcudnn.so.8): their own entries, each calling that major's copy. */
+    const struct cs_node { const char *soname; void *const *linked; } *nodes;
+    int nnodes;
     /* filled at bind time */
     void *_Atomic handle;        /* the bound copy's link-map entry */
     uintptr_t _Atomic bound_addr;  /* and its load address: a reused entry is not the same copy */

@@ -26,21 +26,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtCreate(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
+static uint32_t cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
 static uint32_t cs_d_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
 static uint32_t cs_g_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
-CS_EXPORT uint32_t cs_v12_cublasLtCreate(void * lightHandle)
+static uint32_t cs_v12_cublasLtCreate(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, "libcublasLt.so.12", &slot), lightHandle);
 }
-__asm__(".symver cs_v12_cublasLtCreate, cublasLtCreate@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtCreate(void * lightHandle)
+static uint32_t cs_v11_cublasLtCreate(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, "libcublasLt.so.11", &slot), lightHandle);
 }
-__asm__(".symver cs_v11_cublasLtCreate, cublasLtCreate@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void *realp, void * lightHandle)
 {
@@ -58,21 +56,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+static uint32_t cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
 static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
 static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
-CS_EXPORT uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
+static uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, "libcublasLt.so.12", &slot), lightHandle);
 }
-__asm__(".symver cs_v12_cublasLtDestroy, cublasLtDestroy@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtDestroy(void * lightHandle)
+static uint32_t cs_v11_cublasLtDestroy(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, "libcublasLt.so.11", &slot), lightHandle);
 }
-__asm__(".symver cs_v11_cublasLtDestroy, cublasLtDestroy@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8_t via, void *realp, void * emulationDesc)
 {
@@ -90,21 +86,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+static uint32_t cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
 static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
 static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
+static uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, "libcublasLt.so.12", &slot), emulationDesc);
 }
-__asm__(".symver cs_v12_cublasLtEmulationDescCreate, cublasLtEmulationDescCreate@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescCreate(void * emulationDesc)
+static uint32_t cs_v11_cublasLtEmulationDescCreate(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, "libcublasLt.so.11", &slot), emulationDesc);
 }
-__asm__(".symver cs_v11_cublasLtEmulationDescCreate, cublasLtEmulationDescCreate@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint8_t via, void *realp, void * emulationDesc)
 {
@@ -122,21 +116,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+static uint32_t cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
 static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
 static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
+static uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, "libcublasLt.so.12", &slot), emulationDesc);
 }
-__asm__(".symver cs_v12_cublasLtEmulationDescDestroy, cublasLtEmulationDescDestroy@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescDestroy(void * emulationDesc)
+static uint32_t cs_v11_cublasLtEmulationDescDestroy(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, "libcublasLt.so.11", &slot), emulationDesc);
 }
-__asm__(".symver cs_v11_cublasLtEmulationDescDestroy, cublasLtEmulationDescDestroy@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute(uint8_t via, void *realp, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -154,21 +146,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v12_cublasLtEmulationDescGetAttribute, cublasLtEmulationDescGetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v11_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, "libcublasLt.so.11", &slot), emulationDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v11_cublasLtEmulationDescGetAttribute, cublasLtEmulationDescGetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescInit_internal(uint8_t via, void *realp, void * emulationDesc, uint64_t size)
 {
@@ -186,21 +176,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescInit_interna
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+static uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
 static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
 static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+static uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, "libcublasLt.so.12", &slot), emulationDesc, size);
 }
-__asm__(".symver cs_v12_cublasLtEmulationDescInit_internal, cublasLtEmulationDescInit_internal@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+static uint32_t cs_v11_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, "libcublasLt.so.11", &slot), emulationDesc, size);
 }
-__asm__(".symver cs_v11_cublasLtEmulationDescInit_internal, cublasLtEmulationDescInit_internal@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute(uint8_t via, void *realp, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -218,21 +206,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v12_cublasLtEmulationDescSetAttribute, cublasLtEmulationDescSetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v11_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, "libcublasLt.so.11", &slot), emulationDesc, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v11_cublasLtEmulationDescSetAttribute, cublasLtEmulationDescSetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint64_t cs_w_cublasLtGetCudartVersion(uint8_t via, void *realp)
 {
@@ -250,21 +236,19 @@ static __attribute__((noinline)) uint64_t cs_w_cublasLtGetCudartVersion(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
+static uint64_t cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
 static uint64_t cs_d_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
 static uint64_t cs_g_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
-CS_EXPORT uint64_t cs_v12_cublasLtGetCudartVersion(void)
+static uint64_t cs_v12_cublasLtGetCudartVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, "libcublasLt.so.12", &slot));
 }
-__asm__(".symver cs_v12_cublasLtGetCudartVersion, cublasLtGetCudartVersion@libcublasLt.so.12");
-CS_EXPORT uint64_t cs_v11_cublasLtGetCudartVersion(void)
+static uint64_t cs_v11_cublasLtGetCudartVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, "libcublasLt.so.11", &slot));
 }
-__asm__(".symver cs_v11_cublasLtGetCudartVersion, cublasLtGetCudartVersion@libcublasLt.so.11");
 
 void cs_hook_cublasLtGetProperty(struct cs_thread *t, struct cs_event *ev, uint32_t, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
@@ -284,21 +268,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
+static uint32_t cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
 static uint32_t cs_d_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
 static uint32_t cs_g_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
-CS_EXPORT uint32_t cs_v12_cublasLtGetProperty(uint32_t type, void * value)
+static uint32_t cs_v12_cublasLtGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, "libcublasLt.so.12", &slot), type, value);
 }
-__asm__(".symver cs_v12_cublasLtGetProperty, cublasLtGetProperty@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtGetProperty(uint32_t type, void * value)
+static uint32_t cs_v11_cublasLtGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, "libcublasLt.so.11", &slot), type, value);
 }
-__asm__(".symver cs_v11_cublasLtGetProperty, cublasLtGetProperty@libcublasLt.so.11");
 
 static __attribute__((noinline)) void * cs_w_cublasLtGetStatusName(uint8_t via, void *realp, uint32_t status)
 {
@@ -316,21 +298,19 @@ static __attribute__((noinline)) void * cs_w_cublasLtGetStatusName(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
+static void * cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
 static void * cs_d_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
 static void * cs_g_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
-CS_EXPORT void * cs_v12_cublasLtGetStatusName(uint32_t status)
+static void * cs_v12_cublasLtGetStatusName(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, "libcublasLt.so.12", &slot), status);
 }
-__asm__(".symver cs_v12_cublasLtGetStatusName, cublasLtGetStatusName@libcublasLt.so.12");
-CS_EXPORT void * cs_v11_cublasLtGetStatusName(uint32_t status)
+static void * cs_v11_cublasLtGetStatusName(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, "libcublasLt.so.11", &slot), status);
 }
-__asm__(".symver cs_v11_cublasLtGetStatusName, cublasLtGetStatusName@libcublasLt.so.11");
 
 static __attribute__((noinline)) void * cs_w_cublasLtGetStatusString(uint8_t via, void *realp, uint32_t status)
 {
@@ -348,21 +328,19 @@ static __attribute__((noinline)) void * cs_w_cublasLtGetStatusString(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
+static void * cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
 static void * cs_d_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
 static void * cs_g_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
-CS_EXPORT void * cs_v12_cublasLtGetStatusString(uint32_t status)
+static void * cs_v12_cublasLtGetStatusString(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, "libcublasLt.so.12", &slot), status);
 }
-__asm__(".symver cs_v12_cublasLtGetStatusString, cublasLtGetStatusString@libcublasLt.so.12");
-CS_EXPORT void * cs_v11_cublasLtGetStatusString(uint32_t status)
+static void * cs_v11_cublasLtGetStatusString(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, "libcublasLt.so.11", &slot), status);
 }
-__asm__(".symver cs_v11_cublasLtGetStatusString, cublasLtGetStatusString@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint64_t cs_w_cublasLtGetVersion(uint8_t via, void *realp)
 {
@@ -380,21 +358,19 @@ static __attribute__((noinline)) uint64_t cs_w_cublasLtGetVersion(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
+static uint64_t cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
 static uint64_t cs_d_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
 static uint64_t cs_g_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
-CS_EXPORT uint64_t cs_v12_cublasLtGetVersion(void)
+static uint64_t cs_v12_cublasLtGetVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, "libcublasLt.so.12", &slot));
 }
-__asm__(".symver cs_v12_cublasLtGetVersion, cublasLtGetVersion@libcublasLt.so.12");
-CS_EXPORT uint64_t cs_v11_cublasLtGetVersion(void)
+static uint64_t cs_v11_cublasLtGetVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, "libcublasLt.so.11", &slot));
 }
-__asm__(".symver cs_v11_cublasLtGetVersion, cublasLtGetVersion@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void *realp, void * capacity)
 {
@@ -412,21 +388,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacit
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+static uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
 static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
 static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
-CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
+static uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, "libcublasLt.so.12", &slot), capacity);
 }
-__asm__(".symver cs_v12_cublasLtHeuristicsCacheGetCapacity, cublasLtHeuristicsCacheGetCapacity@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtHeuristicsCacheGetCapacity(void * capacity)
+static uint32_t cs_v11_cublasLtHeuristicsCacheGetCapacity(void * capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, "libcublasLt.so.11", &slot), capacity);
 }
-__asm__(".symver cs_v11_cublasLtHeuristicsCacheGetCapacity, cublasLtHeuristicsCacheGetCapacity@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacity(uint8_t via, void *realp, uint64_t capacity)
 {
@@ -444,21 +418,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacit
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+static uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
 static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
 static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
-CS_EXPORT uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+static uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, "libcublasLt.so.12", &slot), capacity);
 }
-__asm__(".symver cs_v12_cublasLtHeuristicsCacheSetCapacity, cublasLtHeuristicsCacheSetCapacity@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+static uint32_t cs_v11_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, "libcublasLt.so.11", &slot), capacity);
 }
-__asm__(".symver cs_v11_cublasLtHeuristicsCacheSetCapacity, cublasLtHeuristicsCacheSetCapacity@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_t via, void *realp)
 {
@@ -476,21 +448,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+static uint32_t cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
 static uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
 static uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerForceDisable(void)
+static uint32_t cs_v12_cublasLtLoggerForceDisable(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, "libcublasLt.so.12", &slot));
 }
-__asm__(".symver cs_v12_cublasLtLoggerForceDisable, cublasLtLoggerForceDisable@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtLoggerForceDisable(void)
+static uint32_t cs_v11_cublasLtLoggerForceDisable(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, "libcublasLt.so.11", &slot));
 }
-__asm__(".symver cs_v11_cublasLtLoggerForceDisable, cublasLtLoggerForceDisable@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t via, void *realp, void * logFile)
 {
@@ -508,21 +478,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+static uint32_t cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
 static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
 static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
+static uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, "libcublasLt.so.12", &slot), logFile);
 }
-__asm__(".symver cs_v12_cublasLtLoggerOpenFile, cublasLtLoggerOpenFile@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtLoggerOpenFile(void * logFile)
+static uint32_t cs_v11_cublasLtLoggerOpenFile(void * logFile)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, "libcublasLt.so.11", &slot), logFile);
 }
-__asm__(".symver cs_v11_cublasLtLoggerOpenFile, cublasLtLoggerOpenFile@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t via, void *realp, void * callback)
 {
@@ -540,21 +508,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+static uint32_t cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
 static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
 static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
+static uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, "libcublasLt.so.12", &slot), callback);
 }
-__asm__(".symver cs_v12_cublasLtLoggerSetCallback, cublasLtLoggerSetCallback@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetCallback(void * callback)
+static uint32_t cs_v11_cublasLtLoggerSetCallback(void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, "libcublasLt.so.11", &slot), callback);
 }
-__asm__(".symver cs_v11_cublasLtLoggerSetCallback, cublasLtLoggerSetCallback@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via, void *realp, void * file)
 {
@@ -572,21 +538,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+static uint32_t cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
 static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
 static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
+static uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, "libcublasLt.so.12", &slot), file);
 }
-__asm__(".symver cs_v12_cublasLtLoggerSetFile, cublasLtLoggerSetFile@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetFile(void * file)
+static uint32_t cs_v11_cublasLtLoggerSetFile(void * file)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, "libcublasLt.so.11", &slot), file);
 }
-__asm__(".symver cs_v11_cublasLtLoggerSetFile, cublasLtLoggerSetFile@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t via, void *realp, int32_t level)
 {
@@ -604,21 +568,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+static uint32_t cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
 static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
 static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
+static uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, "libcublasLt.so.12", &slot), level);
 }
-__asm__(".symver cs_v12_cublasLtLoggerSetLevel, cublasLtLoggerSetLevel@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetLevel(int32_t level)
+static uint32_t cs_v11_cublasLtLoggerSetLevel(int32_t level)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, "libcublasLt.so.11", &slot), level);
 }
-__asm__(".symver cs_v11_cublasLtLoggerSetLevel, cublasLtLoggerSetLevel@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via, void *realp, int32_t mask)
 {
@@ -636,21 +598,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+static uint32_t cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
 static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
 static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
-CS_EXPORT uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
+static uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.12", &slot), mask);
 }
-__asm__(".symver cs_v12_cublasLtLoggerSetMask, cublasLtLoggerSetMask@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtLoggerSetMask(int32_t mask)
+static uint32_t cs_v11_cublasLtLoggerSetMask(int32_t mask)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.11", &slot), mask);
 }
-__asm__(".symver cs_v11_cublasLtLoggerSetMask, cublasLtLoggerSetMask@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void *realp, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
@@ -668,21 +628,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+static uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, "libcublasLt.so.12", &slot), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
 }
-__asm__(".symver cs_v12_cublasLtMatmul, cublasLtMatmul@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+static uint32_t cs_v11_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, "libcublasLt.so.11", &slot), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
 }
-__asm__(".symver cs_v11_cublasLtMatmul, cublasLtMatmul@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -700,21 +658,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v12_cublasLtMatmulAlgoCapGetAttribute, cublasLtMatmulAlgoCapGetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v11_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v11_cublasLtMatmulAlgoCapGetAttribute, cublasLtMatmulAlgoCapGetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t via, void *realp, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
@@ -732,21 +688,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+static uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
 }
-__asm__(".symver cs_v12_cublasLtMatmulAlgoCheck, cublasLtMatmulAlgoCheck@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+static uint32_t cs_v11_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, "libcublasLt.so.11", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
 }
-__asm__(".symver cs_v11_cublasLtMatmulAlgoCheck, cublasLtMatmulAlgoCheck@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -764,21 +718,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttrib
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v12_cublasLtMatmulAlgoConfigGetAttribute, cublasLtMatmulAlgoConfigGetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v11_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v11_cublasLtMatmulAlgoConfigGetAttribute, cublasLtMatmulAlgoConfigGetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void *realp, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -796,21 +748,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttrib
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v12_cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigSetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v11_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v11_cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigSetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void *realp, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
@@ -828,21 +778,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+static uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
 }
-__asm__(".symver cs_v12_cublasLtMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+static uint32_t cs_v11_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, "libcublasLt.so.11", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
 }
-__asm__(".symver cs_v11_cublasLtMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t via, void *realp, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
@@ -860,21 +808,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+static uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
 }
-__asm__(".symver cs_v12_cublasLtMatmulAlgoGetIds, cublasLtMatmulAlgoGetIds@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+static uint32_t cs_v11_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, "libcublasLt.so.11", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
 }
-__asm__(".symver cs_v11_cublasLtMatmulAlgoGetIds, cublasLtMatmulAlgoGetIds@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t via, void *realp, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
@@ -892,21 +838,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+static uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
 }
-__asm__(".symver cs_v12_cublasLtMatmulAlgoInit, cublasLtMatmulAlgoInit@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+static uint32_t cs_v11_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.11", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
 }
-__asm__(".symver cs_v11_cublasLtMatmulAlgoInit, cublasLtMatmulAlgoInit@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t via, void *realp, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
@@ -924,21 +868,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
 static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
 static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+static uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.12", &slot), matmulDesc, computeType, scaleType);
 }
-__asm__(".symver cs_v12_cublasLtMatmulDescCreate, cublasLtMatmulDescCreate@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+static uint32_t cs_v11_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.11", &slot), matmulDesc, computeType, scaleType);
 }
-__asm__(".symver cs_v11_cublasLtMatmulDescCreate, cublasLtMatmulDescCreate@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t via, void *realp, void * matmulDesc)
 {
@@ -956,21 +898,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
 static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
 static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
+static uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, "libcublasLt.so.12", &slot), matmulDesc);
 }
-__asm__(".symver cs_v12_cublasLtMatmulDescDestroy, cublasLtMatmulDescDestroy@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescDestroy(void * matmulDesc)
+static uint32_t cs_v11_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, "libcublasLt.so.11", &slot), matmulDesc);
 }
-__asm__(".symver cs_v11_cublasLtMatmulDescDestroy, cublasLtMatmulDescDestroy@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(uint8_t via, void *realp, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -988,21 +928,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v12_cublasLtMatmulDescGetAttribute, cublasLtMatmulDescGetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v11_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.11", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v11_cublasLtMatmulDescGetAttribute, cublasLtMatmulDescGetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(uint8_t via, void *realp, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
@@ -1020,21 +958,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
 static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
 static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+static uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.12", &slot), matmulDesc, size, computeType, scaleType);
 }
-__asm__(".symver cs_v12_cublasLtMatmulDescInit_internal, cublasLtMatmulDescInit_internal@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+static uint32_t cs_v11_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.11", &slot), matmulDesc, size, computeType, scaleType);
 }
-__asm__(".symver cs_v11_cublasLtMatmulDescInit_internal, cublasLtMatmulDescInit_internal@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(uint8_t via, void *realp, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1052,21 +988,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v12_cublasLtMatmulDescSetAttribute, cublasLtMatmulDescSetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v11_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, "libcublasLt.so.11", &slot), matmulDesc, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v11_cublasLtMatmulDescSetAttribute, cublasLtMatmulDescSetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(uint8_t via, void *realp, void * pref)
 {
@@ -1084,21 +1018,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+static uint32_t cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
 static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
 static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
+static uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, "libcublasLt.so.12", &slot), pref);
 }
-__asm__(".symver cs_v12_cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceCreate@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceCreate(void * pref)
+static uint32_t cs_v11_cublasLtMatmulPreferenceCreate(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, "libcublasLt.so.11", &slot), pref);
 }
-__asm__(".symver cs_v11_cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceCreate@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(uint8_t via, void *realp, void * pref)
 {
@@ -1116,21 +1048,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+static uint32_t cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
 static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
 static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
+static uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, "libcublasLt.so.12", &slot), pref);
 }
-__asm__(".symver cs_v12_cublasLtMatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceDestroy(void * pref)
+static uint32_t cs_v11_cublasLtMatmulPreferenceDestroy(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, "libcublasLt.so.11", &slot), pref);
 }
-__asm__(".symver cs_v11_cublasLtMatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void *realp, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1148,21 +1078,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttrib
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v12_cublasLtMatmulPreferenceGetAttribute, cublasLtMatmulPreferenceGetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v11_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, "libcublasLt.so.11", &slot), pref, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v11_cublasLtMatmulPreferenceGetAttribute, cublasLtMatmulPreferenceGetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_internal(uint8_t via, void *realp, void * pref, uint64_t size)
 {
@@ -1180,21 +1108,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_inte
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+static uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
 static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
 static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+static uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, "libcublasLt.so.12", &slot), pref, size);
 }
-__asm__(".symver cs_v12_cublasLtMatmulPreferenceInit_internal, cublasLtMatmulPreferenceInit_internal@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+static uint32_t cs_v11_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, "libcublasLt.so.11", &slot), pref, size);
 }
-__asm__(".symver cs_v11_cublasLtMatmulPreferenceInit_internal, cublasLtMatmulPreferenceInit_internal@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void *realp, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1212,21 +1138,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttrib
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v12_cublasLtMatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v11_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.11", &slot), pref, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v11_cublasLtMatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_t via, void *realp, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
@@ -1244,21 +1168,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
 static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
 static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.12", &slot), matLayout, type, rows, cols, ld);
 }
-__asm__(".symver cs_v12_cublasLtMatrixLayoutCreate, cublasLtMatrixLayoutCreate@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static uint32_t cs_v11_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.11", &slot), matLayout, type, rows, cols, ld);
 }
-__asm__(".symver cs_v11_cublasLtMatrixLayoutCreate, cublasLtMatrixLayoutCreate@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8_t via, void *realp, void * matLayout)
 {
@@ -1276,21 +1198,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
 static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
 static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
+static uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, "libcublasLt.so.12", &slot), matLayout);
 }
-__asm__(".symver cs_v12_cublasLtMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutDestroy(void * matLayout)
+static uint32_t cs_v11_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, "libcublasLt.so.11", &slot), matLayout);
 }
-__asm__(".symver cs_v11_cublasLtMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(uint8_t via, void *realp, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1308,21 +1228,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v12_cublasLtMatrixLayoutGetAttribute, cublasLtMatrixLayoutGetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v11_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.11", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v11_cublasLtMatrixLayoutGetAttribute, cublasLtMatrixLayoutGetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal(uint8_t via, void *realp, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
@@ -1340,21 +1258,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
 static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
 static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.12", &slot), matLayout, size, type, rows, cols, ld);
 }
-__asm__(".symver cs_v12_cublasLtMatrixLayoutInit_internal, cublasLtMatrixLayoutInit_internal@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static uint32_t cs_v11_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.11", &slot), matLayout, size, type, rows, cols, ld);
 }
-__asm__(".symver cs_v11_cublasLtMatrixLayoutInit_internal, cublasLtMatrixLayoutInit_internal@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(uint8_t via, void *realp, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1372,21 +1288,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v12_cublasLtMatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v11_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, "libcublasLt.so.11", &slot), matLayout, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v11_cublasLtMatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t via, void *realp, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
@@ -1404,21 +1318,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+static uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, "libcublasLt.so.12", &slot), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
 }
-__asm__(".symver cs_v12_cublasLtMatrixTransform, cublasLtMatrixTransform@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+static uint32_t cs_v11_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, "libcublasLt.so.11", &slot), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
 }
-__asm__(".symver cs_v11_cublasLtMatrixTransform, cublasLtMatrixTransform@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate(uint8_t via, void *realp, void * transformDesc, uint32_t scaleType)
 {
@@ -1436,21 +1348,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+static uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
 static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
 static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+static uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, "libcublasLt.so.12", &slot), transformDesc, scaleType);
 }
-__asm__(".symver cs_v12_cublasLtMatrixTransformDescCreate, cublasLtMatrixTransformDescCreate@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+static uint32_t cs_v11_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, "libcublasLt.so.11", &slot), transformDesc, scaleType);
 }
-__asm__(".symver cs_v11_cublasLtMatrixTransformDescCreate, cublasLtMatrixTransformDescCreate@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescDestroy(uint8_t via, void *realp, void * transformDesc)
 {
@@ -1468,21 +1378,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescDestro
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+static uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
 static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
 static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
+static uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, "libcublasLt.so.12", &slot), transformDesc);
 }
-__asm__(".symver cs_v12_cublasLtMatrixTransformDescDestroy, cublasLtMatrixTransformDescDestroy@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescDestroy(void * transformDesc)
+static uint32_t cs_v11_cublasLtMatrixTransformDescDestroy(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, "libcublasLt.so.11", &slot), transformDesc);
 }
-__asm__(".symver cs_v11_cublasLtMatrixTransformDescDestroy, cublasLtMatrixTransformDescDestroy@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void *realp, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1500,21 +1408,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAtt
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v12_cublasLtMatrixTransformDescGetAttribute, cublasLtMatrixTransformDescGetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static uint32_t cs_v11_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, "libcublasLt.so.11", &slot), transformDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-__asm__(".symver cs_v11_cublasLtMatrixTransformDescGetAttribute, cublasLtMatrixTransformDescGetAttribute@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_internal(uint8_t via, void *realp, void * transformDesc, uint64_t size, uint32_t scaleType)
 {
@@ -1532,21 +1438,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_i
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+static uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
 static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
 static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+static uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, "libcublasLt.so.12", &slot), transformDesc, size, scaleType);
 }
-__asm__(".symver cs_v12_cublasLtMatrixTransformDescInit_internal, cublasLtMatrixTransformDescInit_internal@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+static uint32_t cs_v11_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, "libcublasLt.so.11", &slot), transformDesc, size, scaleType);
 }
-__asm__(".symver cs_v11_cublasLtMatrixTransformDescInit_internal, cublasLtMatrixTransformDescInit_internal@libcublasLt.so.11");
 
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void *realp, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1564,21 +1468,19 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAtt
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
-CS_EXPORT uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v12_cublasLtMatrixTransformDescSetAttribute, cublasLtMatrixTransformDescSetAttribute@libcublasLt.so.12");
-CS_EXPORT uint32_t cs_v11_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static uint32_t cs_v11_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, "libcublasLt.so.11", &slot), transformDesc, attr, buf, sizeInBytes);
 }
-__asm__(".symver cs_v11_cublasLtMatrixTransformDescSetAttribute, cublasLtMatrixTransformDescSetAttribute@libcublasLt.so.11");
 
 static const char *const names[] = {
     "cublasLtCreate",
@@ -1835,9 +1737,116 @@ static void *const via_procaddr[] = {
     (void *)cs_g_cublasLtMatrixTransformDescInit_internal,
     (void *)cs_g_cublasLtMatrixTransformDescSetAttribute,
 };
+static void *const via_linked_v12[] = {
+    (void *)cs_v12_cublasLtCreate,
+    (void *)cs_v12_cublasLtDestroy,
+    (void *)cs_v12_cublasLtEmulationDescCreate,
+    (void *)cs_v12_cublasLtEmulationDescDestroy,
+    (void *)cs_v12_cublasLtEmulationDescGetAttribute,
+    (void *)cs_v12_cublasLtEmulationDescInit_internal,
+    (void *)cs_v12_cublasLtEmulationDescSetAttribute,
+    (void *)cs_v12_cublasLtGetCudartVersion,
+    (void *)cs_v12_cublasLtGetProperty,
+    (void *)cs_v12_cublasLtGetStatusName,
+    (void *)cs_v12_cublasLtGetStatusString,
+    (void *)cs_v12_cublasLtGetVersion,
+    (void *)cs_v12_cublasLtHeuristicsCacheGetCapacity,
+    (void *)cs_v12_cublasLtHeuristicsCacheSetCapacity,
+    (void *)cs_v12_cublasLtLoggerForceDisable,
+    (void *)cs_v12_cublasLtLoggerOpenFile,
+    (void *)cs_v12_cublasLtLoggerSetCallback,
+    (void *)cs_v12_cublasLtLoggerSetFile,
+    (void *)cs_v12_cublasLtLoggerSetLevel,
+    (void *)cs_v12_cublasLtLoggerSetMask,
+    (void *)cs_v12_cublasLtMatmul,
+    (void *)cs_v12_cublasLtMatmulAlgoCapGetAttribute,
+    (void *)cs_v12_cublasLtMatmulAlgoCheck,
+    (void *)cs_v12_cublasLtMatmulAlgoConfigGetAttribute,
+    (void *)cs_v12_cublasLtMatmulAlgoConfigSetAttribute,
+    (void *)cs_v12_cublasLtMatmulAlgoGetHeuristic,
+    (void *)cs_v12_cublasLtMatmulAlgoGetIds,
+    (void *)cs_v12_cublasLtMatmulAlgoInit,
+    (void *)cs_v12_cublasLtMatmulDescCreate,
+    (void *)cs_v12_cublasLtMatmulDescDestroy,
+    (void *)cs_v12_cublasLtMatmulDescGetAttribute,
+    (void *)cs_v12_cublasLtMatmulDescInit_internal,
+    (void *)cs_v12_cublasLtMatmulDescSetAttribute,
+    (void *)cs_v12_cublasLtMatmulPreferenceCreate,
+    (void *)cs_v12_cublasLtMatmulPreferenceDestroy,
+    (void *)cs_v12_cublasLtMatmulPreferenceGetAttribute,
+    (void *)cs_v12_cublasLtMatmulPreferenceInit_internal,
+    (void *)cs_v12_cublasLtMatmulPreferenceSetAttribute,
+    (void *)cs_v12_cublasLtMatrixLayoutCreate,
+    (void *)cs_v12_cublasLtMatrixLayoutDestroy,
+    (void *)cs_v12_cublasLtMatrixLayoutGetAttribute,
+    (void *)cs_v12_cublasLtMatrixLayoutInit_internal,
+    (void *)cs_v12_cublasLtMatrixLayoutSetAttribute,
+    (void *)cs_v12_cublasLtMatrixTransform,
+    (void *)cs_v12_cublasLtMatrixTransformDescCreate,
+    (void *)cs_v12_cublasLtMatrixTransformDescDestroy,
+    (void *)cs_v12_cublasLtMatrixTransformDescGetAttribute,
+    (void *)cs_v12_cublasLtMatrixTransformDescInit_internal,
+    (void *)cs_v12_cublasLtMatrixTransformDescSetAttribute,
+};
+static void *const via_linked_v11[] = {
+    (void *)cs_v11_cublasLtCreate,
+    (void *)cs_v11_cublasLtDestroy,
+    (void *)cs_v11_cublasLtEmulationDescCreate,
+    (void *)cs_v11_cublasLtEmulationDescDestroy,
+    (void *)cs_v11_cublasLtEmulationDescGetAttribute,
+    (void *)cs_v11_cublasLtEmulationDescInit_internal,
+    (void *)cs_v11_cublasLtEmulationDescSetAttribute,
+    (void *)cs_v11_cublasLtGetCudartVersion,
+    (void *)cs_v11_cublasLtGetProperty,
+    (void *)cs_v11_cublasLtGetStatusName,
+    (void *)cs_v11_cublasLtGetStatusString,
+    (void *)cs_v11_cublasLtGetVersion,
+    (void *)cs_v11_cublasLtHeuristicsCacheGetCapacity,
+    (void *)cs_v11_cublasLtHeuristicsCacheSetCapacity,
+    (void *)cs_v11_cublasLtLoggerForceDisable,
+    (void *)cs_v11_cublasLtLoggerOpenFile,
+    (void *)cs_v11_cublasLtLoggerSetCallback,
+    (void *)cs_v11_cublasLtLoggerSetFile,
+    (void *)cs_v11_cublasLtLoggerSetLevel,
+    (void *)cs_v11_cublasLtLoggerSetMask,
+    (void *)cs_v11_cublasLtMatmul,
+    (void *)cs_v11_cublasLtMatmulAlgoCapGetAttribute,
+    (void *)cs_v11_cublasLtMatmulAlgoCheck,
+    (void *)cs_v11_cublasLtMatmulAlgoConfigGetAttribute,
+    (void *)cs_v11_cublasLtMatmulAlgoConfigSetAttribute,
+    (void *)cs_v11_cublasLtMatmulAlgoGetHeuristic,
+    (void *)cs_v11_cublasLtMatmulAlgoGetIds,
+    (void *)cs_v11_cublasLtMatmulAlgoInit,
+    (void *)cs_v11_cublasLtMatmulDescCreate,
+    (void *)cs_v11_cublasLtMatmulDescDestroy,
+    (void *)cs_v11_cublasLtMatmulDescGetAttribute,
+    (void *)cs_v11_cublasLtMatmulDescInit_internal,
+    (void *)cs_v11_cublasLtMatmulDescSetAttribute,
+    (void *)cs_v11_cublasLtMatmulPreferenceCreate,
+    (void *)cs_v11_cublasLtMatmulPreferenceDestroy,
+    (void *)cs_v11_cublasLtMatmulPreferenceGetAttribute,
+    (void *)cs_v11_cublasLtMatmulPreferenceInit_internal,
+    (void *)cs_v11_cublasLtMatmulPreferenceSetAttribute,
+    (void *)cs_v11_cublasLtMatrixLayoutCreate,
+    (void *)cs_v11_cublasLtMatrixLayoutDestroy,
+    (void *)cs_v11_cublasLtMatrixLayoutGetAttribute,
+    (void *)cs_v11_cublasLtMatrixLayoutInit_internal,
+    (void *)cs_v11_cublasLtMatrixLayoutSetAttribute,
+    (void *)cs_v11_cublasLtMatrixTransform,
+    (void *)cs_v11_cublasLtMatrixTransformDescCreate,
+    (void *)cs_v11_cublasLtMatrixTransformDescDestroy,
+    (void *)cs_v11_cublasLtMatrixTransformDescGetAttribute,
+    (void *)cs_v11_cublasLtMatrixTransformDescInit_internal,
+    (void *)cs_v11_cublasLtMatrixTransformDescSetAttribute,
+};
+static const struct cs_node nodes[] = {
+    { "libcublasLt.so.12", via_linked_v12 },
+    { "libcublasLt.so.11", via_linked_v11 },
+};
 static void *_Atomic real_fns[49];
 struct cs_api cs_api_cublasLt = {
     .name = "cublasLt", .soname = "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11", .base = CS_CUBLASLT_BASE, .count = CS_CUBLASLT_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_cublasLt_result_name, .benign = 0,
+    .nodes = nodes, .nnodes = 2,
 };

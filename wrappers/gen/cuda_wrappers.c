@@ -25,7 +25,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArray3DCreate(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArray3DCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate), pHandle, pAllocateArray); }
+static uint32_t cuArray3DCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate), pHandle, pAllocateArray); }
 static uint32_t cs_d_cuArray3DCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate), pHandle, pAllocateArray); }
 static uint32_t cs_g_cuArray3DCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate), pHandle, pAllocateArray); }
 
@@ -44,7 +44,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArray3DCreate_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArray3DCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2), pHandle, pAllocateArray); }
+static uint32_t cuArray3DCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2), pHandle, pAllocateArray); }
 static uint32_t cs_d_cuArray3DCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2), pHandle, pAllocateArray); }
 static uint32_t cs_g_cuArray3DCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArray3DCreate_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DCreate_v2), pHandle, pAllocateArray); }
 
@@ -63,7 +63,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArray3DGetDescriptor(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArray3DGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor), pArrayDescriptor, hArray); }
+static uint32_t cuArray3DGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor), pArrayDescriptor, hArray); }
 static uint32_t cs_d_cuArray3DGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor), pArrayDescriptor, hArray); }
 static uint32_t cs_g_cuArray3DGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor), pArrayDescriptor, hArray); }
 
@@ -82,7 +82,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArray3DGetDescriptor_v2(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArray3DGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2), pArrayDescriptor, hArray); }
+static uint32_t cuArray3DGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2), pArrayDescriptor, hArray); }
 static uint32_t cs_d_cuArray3DGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2), pArrayDescriptor, hArray); }
 static uint32_t cs_g_cuArray3DGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArray3DGetDescriptor_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArray3DGetDescriptor_v2), pArrayDescriptor, hArray); }
 
@@ -101,7 +101,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayCreate(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate), pHandle, pAllocateArray); }
+static uint32_t cuArrayCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate), pHandle, pAllocateArray); }
 static uint32_t cs_d_cuArrayCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate), pHandle, pAllocateArray); }
 static uint32_t cs_g_cuArrayCreate(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate), pHandle, pAllocateArray); }
 
@@ -120,7 +120,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayCreate_v2(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2), pHandle, pAllocateArray); }
+static uint32_t cuArrayCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2), pHandle, pAllocateArray); }
 static uint32_t cs_d_cuArrayCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2), pHandle, pAllocateArray); }
 static uint32_t cs_g_cuArrayCreate_v2(void * pHandle, void * pAllocateArray) { return cs_w_cuArrayCreate_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayCreate_v2), pHandle, pAllocateArray); }
 
@@ -139,7 +139,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayDestroy(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayDestroy(void * hArray) { return cs_w_cuArrayDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayDestroy), hArray); }
+static uint32_t cuArrayDestroy(void * hArray) { return cs_w_cuArrayDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayDestroy), hArray); }
 static uint32_t cs_d_cuArrayDestroy(void * hArray) { return cs_w_cuArrayDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayDestroy), hArray); }
 static uint32_t cs_g_cuArrayDestroy(void * hArray) { return cs_w_cuArrayDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayDestroy), hArray); }
 
@@ -158,7 +158,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayGetDescriptor(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor), pArrayDescriptor, hArray); }
+static uint32_t cuArrayGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor), pArrayDescriptor, hArray); }
 static uint32_t cs_d_cuArrayGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor), pArrayDescriptor, hArray); }
 static uint32_t cs_g_cuArrayGetDescriptor(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor), pArrayDescriptor, hArray); }
 
@@ -177,7 +177,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayGetDescriptor_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2), pArrayDescriptor, hArray); }
+static uint32_t cuArrayGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2), pArrayDescriptor, hArray); }
 static uint32_t cs_d_cuArrayGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2), pArrayDescriptor, hArray); }
 static uint32_t cs_g_cuArrayGetDescriptor_v2(void * pArrayDescriptor, void * hArray) { return cs_w_cuArrayGetDescriptor_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetDescriptor_v2), pArrayDescriptor, hArray); }
 
@@ -196,7 +196,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayGetMemoryRequirements(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cuArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements), memoryRequirements, array, device); }
+static uint32_t cuArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cuArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements), memoryRequirements, array, device); }
 static uint32_t cs_d_cuArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cuArrayGetMemoryRequirements(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements), memoryRequirements, array, device); }
 static uint32_t cs_g_cuArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cuArrayGetMemoryRequirements(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetMemoryRequirements), memoryRequirements, array, device); }
 
@@ -215,7 +215,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayGetPlane(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cuArrayGetPlane(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetPlane), pPlaneArray, hArray, planeIdx); }
+static uint32_t cuArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cuArrayGetPlane(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetPlane), pPlaneArray, hArray, planeIdx); }
 static uint32_t cs_d_cuArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cuArrayGetPlane(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetPlane), pPlaneArray, hArray, planeIdx); }
 static uint32_t cs_g_cuArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cuArrayGetPlane(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetPlane), pPlaneArray, hArray, planeIdx); }
 
@@ -234,7 +234,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuArrayGetSparseProperties(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cuArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties), sparseProperties, array); }
+static uint32_t cuArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cuArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties), sparseProperties, array); }
 static uint32_t cs_d_cuArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cuArrayGetSparseProperties(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties), sparseProperties, array); }
 static uint32_t cs_g_cuArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cuArrayGetSparseProperties(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuArrayGetSparseProperties), sparseProperties, array); }
 
@@ -253,7 +253,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCheckpointProcessCheckpoint(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCheckpointProcessCheckpoint(int32_t pid, void * args) { return cs_w_cuCheckpointProcessCheckpoint(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint), pid, args); }
+static uint32_t cuCheckpointProcessCheckpoint(int32_t pid, void * args) { return cs_w_cuCheckpointProcessCheckpoint(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint), pid, args); }
 static uint32_t cs_d_cuCheckpointProcessCheckpoint(int32_t pid, void * args) { return cs_w_cuCheckpointProcessCheckpoint(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint), pid, args); }
 static uint32_t cs_g_cuCheckpointProcessCheckpoint(int32_t pid, void * args) { return cs_w_cuCheckpointProcessCheckpoint(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessCheckpoint), pid, args); }
 
@@ -272,7 +272,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCheckpointProcessGetRestoreThre
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCheckpointProcessGetRestoreThreadId(int32_t pid, void * tid) { return cs_w_cuCheckpointProcessGetRestoreThreadId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId), pid, tid); }
+static uint32_t cuCheckpointProcessGetRestoreThreadId(int32_t pid, void * tid) { return cs_w_cuCheckpointProcessGetRestoreThreadId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId), pid, tid); }
 static uint32_t cs_d_cuCheckpointProcessGetRestoreThreadId(int32_t pid, void * tid) { return cs_w_cuCheckpointProcessGetRestoreThreadId(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId), pid, tid); }
 static uint32_t cs_g_cuCheckpointProcessGetRestoreThreadId(int32_t pid, void * tid) { return cs_w_cuCheckpointProcessGetRestoreThreadId(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetRestoreThreadId), pid, tid); }
 
@@ -291,7 +291,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCheckpointProcessGetState(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCheckpointProcessGetState(int32_t pid, void * state) { return cs_w_cuCheckpointProcessGetState(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState), pid, state); }
+static uint32_t cuCheckpointProcessGetState(int32_t pid, void * state) { return cs_w_cuCheckpointProcessGetState(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState), pid, state); }
 static uint32_t cs_d_cuCheckpointProcessGetState(int32_t pid, void * state) { return cs_w_cuCheckpointProcessGetState(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState), pid, state); }
 static uint32_t cs_g_cuCheckpointProcessGetState(int32_t pid, void * state) { return cs_w_cuCheckpointProcessGetState(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessGetState), pid, state); }
 
@@ -310,7 +310,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCheckpointProcessLock(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCheckpointProcessLock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessLock(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock), pid, args); }
+static uint32_t cuCheckpointProcessLock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessLock(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock), pid, args); }
 static uint32_t cs_d_cuCheckpointProcessLock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessLock(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock), pid, args); }
 static uint32_t cs_g_cuCheckpointProcessLock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessLock(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessLock), pid, args); }
 
@@ -329,7 +329,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCheckpointProcessRestore(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCheckpointProcessRestore(int32_t pid, void * args) { return cs_w_cuCheckpointProcessRestore(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore), pid, args); }
+static uint32_t cuCheckpointProcessRestore(int32_t pid, void * args) { return cs_w_cuCheckpointProcessRestore(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore), pid, args); }
 static uint32_t cs_d_cuCheckpointProcessRestore(int32_t pid, void * args) { return cs_w_cuCheckpointProcessRestore(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore), pid, args); }
 static uint32_t cs_g_cuCheckpointProcessRestore(int32_t pid, void * args) { return cs_w_cuCheckpointProcessRestore(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessRestore), pid, args); }
 
@@ -348,7 +348,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCheckpointProcessUnlock(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCheckpointProcessUnlock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessUnlock(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock), pid, args); }
+static uint32_t cuCheckpointProcessUnlock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessUnlock(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock), pid, args); }
 static uint32_t cs_d_cuCheckpointProcessUnlock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessUnlock(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock), pid, args); }
 static uint32_t cs_g_cuCheckpointProcessUnlock(int32_t pid, void * args) { return cs_w_cuCheckpointProcessUnlock(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCheckpointProcessUnlock), pid, args); }
 
@@ -367,7 +367,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCoredumpGetAttribute(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCoredumpGetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute), attrib, value, size); }
+static uint32_t cuCoredumpGetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute), attrib, value, size); }
 static uint32_t cs_d_cuCoredumpGetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute), attrib, value, size); }
 static uint32_t cs_g_cuCoredumpGetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttribute), attrib, value, size); }
 
@@ -386,7 +386,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCoredumpGetAttributeGlobal(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCoredumpGetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttributeGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal), attrib, value, size); }
+static uint32_t cuCoredumpGetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttributeGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal), attrib, value, size); }
 static uint32_t cs_d_cuCoredumpGetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttributeGlobal(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal), attrib, value, size); }
 static uint32_t cs_g_cuCoredumpGetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpGetAttributeGlobal(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpGetAttributeGlobal), attrib, value, size); }
 
@@ -405,7 +405,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCoredumpSetAttribute(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCoredumpSetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute), attrib, value, size); }
+static uint32_t cuCoredumpSetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute), attrib, value, size); }
 static uint32_t cs_d_cuCoredumpSetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute), attrib, value, size); }
 static uint32_t cs_g_cuCoredumpSetAttribute(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttribute), attrib, value, size); }
 
@@ -424,7 +424,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCoredumpSetAttributeGlobal(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCoredumpSetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttributeGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal), attrib, value, size); }
+static uint32_t cuCoredumpSetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttributeGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal), attrib, value, size); }
 static uint32_t cs_d_cuCoredumpSetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttributeGlobal(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal), attrib, value, size); }
 static uint32_t cs_g_cuCoredumpSetAttributeGlobal(uint32_t attrib, void * value, void * size) { return cs_w_cuCoredumpSetAttributeGlobal(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCoredumpSetAttributeGlobal), attrib, value, size); }
 
@@ -443,7 +443,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxAttach(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxAttach(void * pctx, uint32_t flags) { return cs_w_cuCtxAttach(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxAttach), pctx, flags); }
+static uint32_t cuCtxAttach(void * pctx, uint32_t flags) { return cs_w_cuCtxAttach(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxAttach), pctx, flags); }
 static uint32_t cs_d_cuCtxAttach(void * pctx, uint32_t flags) { return cs_w_cuCtxAttach(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxAttach), pctx, flags); }
 static uint32_t cs_g_cuCtxAttach(void * pctx, uint32_t flags) { return cs_w_cuCtxAttach(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxAttach), pctx, flags); }
 
@@ -462,7 +462,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxCreate(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate), pctx, flags, dev); }
+static uint32_t cuCtxCreate(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate), pctx, flags, dev); }
 static uint32_t cs_d_cuCtxCreate(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate), pctx, flags, dev); }
 static uint32_t cs_g_cuCtxCreate(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate), pctx, flags, dev); }
 
@@ -482,7 +482,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate_v2(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxCreate_v2(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2), pctx, flags, dev); }
+static uint32_t cuCtxCreate_v2(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2), pctx, flags, dev); }
 static uint32_t cs_d_cuCtxCreate_v2(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2), pctx, flags, dev); }
 static uint32_t cs_g_cuCtxCreate_v2(void * pctx, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v2), pctx, flags, dev); }
 
@@ -502,7 +502,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate_v3(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxCreate_v3(void * pctx, void * paramsArray, int32_t numParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v3(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3), pctx, paramsArray, numParams, flags, dev); }
+static uint32_t cuCtxCreate_v3(void * pctx, void * paramsArray, int32_t numParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v3(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3), pctx, paramsArray, numParams, flags, dev); }
 static uint32_t cs_d_cuCtxCreate_v3(void * pctx, void * paramsArray, int32_t numParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v3(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3), pctx, paramsArray, numParams, flags, dev); }
 static uint32_t cs_g_cuCtxCreate_v3(void * pctx, void * paramsArray, int32_t numParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v3(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3), pctx, paramsArray, numParams, flags, dev); }
 
@@ -522,7 +522,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate_v4(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxCreate_v4(void * pctx, void * ctxCreateParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v4(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4), pctx, ctxCreateParams, flags, dev); }
+static uint32_t cuCtxCreate_v4(void * pctx, void * ctxCreateParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v4(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4), pctx, ctxCreateParams, flags, dev); }
 static uint32_t cs_d_cuCtxCreate_v4(void * pctx, void * ctxCreateParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v4(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4), pctx, ctxCreateParams, flags, dev); }
 static uint32_t cs_g_cuCtxCreate_v4(void * pctx, void * ctxCreateParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v4(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v4), pctx, ctxCreateParams, flags, dev); }
 
@@ -541,7 +541,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxDestroy(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxDestroy(void * ctx) { return cs_w_cuCtxDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy), ctx); }
+static uint32_t cuCtxDestroy(void * ctx) { return cs_w_cuCtxDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy), ctx); }
 static uint32_t cs_d_cuCtxDestroy(void * ctx) { return cs_w_cuCtxDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy), ctx); }
 static uint32_t cs_g_cuCtxDestroy(void * ctx) { return cs_w_cuCtxDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy), ctx); }
 
@@ -560,7 +560,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxDestroy_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxDestroy_v2(void * ctx) { return cs_w_cuCtxDestroy_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2), ctx); }
+static uint32_t cuCtxDestroy_v2(void * ctx) { return cs_w_cuCtxDestroy_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2), ctx); }
 static uint32_t cs_d_cuCtxDestroy_v2(void * ctx) { return cs_w_cuCtxDestroy_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2), ctx); }
 static uint32_t cs_g_cuCtxDestroy_v2(void * ctx) { return cs_w_cuCtxDestroy_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDestroy_v2), ctx); }
 
@@ -579,7 +579,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxDetach(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxDetach(void * ctx) { return cs_w_cuCtxDetach(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDetach), ctx); }
+static uint32_t cuCtxDetach(void * ctx) { return cs_w_cuCtxDetach(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDetach), ctx); }
 static uint32_t cs_d_cuCtxDetach(void * ctx) { return cs_w_cuCtxDetach(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDetach), ctx); }
 static uint32_t cs_g_cuCtxDetach(void * ctx) { return cs_w_cuCtxDetach(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDetach), ctx); }
 
@@ -598,7 +598,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxDisablePeerAccess(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxDisablePeerAccess(void * peerContext) { return cs_w_cuCtxDisablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess), peerContext); }
+static uint32_t cuCtxDisablePeerAccess(void * peerContext) { return cs_w_cuCtxDisablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess), peerContext); }
 static uint32_t cs_d_cuCtxDisablePeerAccess(void * peerContext) { return cs_w_cuCtxDisablePeerAccess(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess), peerContext); }
 static uint32_t cs_g_cuCtxDisablePeerAccess(void * peerContext) { return cs_w_cuCtxDisablePeerAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxDisablePeerAccess), peerContext); }
 
@@ -617,7 +617,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxEnablePeerAccess(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxEnablePeerAccess(void * peerContext, uint32_t Flags) { return cs_w_cuCtxEnablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess), peerContext, Flags); }
+static uint32_t cuCtxEnablePeerAccess(void * peerContext, uint32_t Flags) { return cs_w_cuCtxEnablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess), peerContext, Flags); }
 static uint32_t cs_d_cuCtxEnablePeerAccess(void * peerContext, uint32_t Flags) { return cs_w_cuCtxEnablePeerAccess(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess), peerContext, Flags); }
 static uint32_t cs_g_cuCtxEnablePeerAccess(void * peerContext, uint32_t Flags) { return cs_w_cuCtxEnablePeerAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxEnablePeerAccess), peerContext, Flags); }
 
@@ -636,7 +636,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxFromGreenCtx(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxFromGreenCtx(void * pContext, void * hCtx) { return cs_w_cuCtxFromGreenCtx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx), pContext, hCtx); }
+static uint32_t cuCtxFromGreenCtx(void * pContext, void * hCtx) { return cs_w_cuCtxFromGreenCtx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx), pContext, hCtx); }
 static uint32_t cs_d_cuCtxFromGreenCtx(void * pContext, void * hCtx) { return cs_w_cuCtxFromGreenCtx(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx), pContext, hCtx); }
 static uint32_t cs_g_cuCtxFromGreenCtx(void * pContext, void * hCtx) { return cs_w_cuCtxFromGreenCtx(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxFromGreenCtx), pContext, hCtx); }
 
@@ -655,7 +655,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetApiVersion(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetApiVersion(void * ctx, void * version) { return cs_w_cuCtxGetApiVersion(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion), ctx, version); }
+static uint32_t cuCtxGetApiVersion(void * ctx, void * version) { return cs_w_cuCtxGetApiVersion(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion), ctx, version); }
 static uint32_t cs_d_cuCtxGetApiVersion(void * ctx, void * version) { return cs_w_cuCtxGetApiVersion(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion), ctx, version); }
 static uint32_t cs_g_cuCtxGetApiVersion(void * ctx, void * version) { return cs_w_cuCtxGetApiVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetApiVersion), ctx, version); }
 
@@ -674,7 +674,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetCacheConfig(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetCacheConfig(void * pconfig) { return cs_w_cuCtxGetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig), pconfig); }
+static uint32_t cuCtxGetCacheConfig(void * pconfig) { return cs_w_cuCtxGetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig), pconfig); }
 static uint32_t cs_d_cuCtxGetCacheConfig(void * pconfig) { return cs_w_cuCtxGetCacheConfig(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig), pconfig); }
 static uint32_t cs_g_cuCtxGetCacheConfig(void * pconfig) { return cs_w_cuCtxGetCacheConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCacheConfig), pconfig); }
 
@@ -693,7 +693,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetCurrent(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetCurrent(void * pctx) { return cs_w_cuCtxGetCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent), pctx); }
+static uint32_t cuCtxGetCurrent(void * pctx) { return cs_w_cuCtxGetCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent), pctx); }
 static uint32_t cs_d_cuCtxGetCurrent(void * pctx) { return cs_w_cuCtxGetCurrent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent), pctx); }
 static uint32_t cs_g_cuCtxGetCurrent(void * pctx) { return cs_w_cuCtxGetCurrent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetCurrent), pctx); }
 
@@ -712,7 +712,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetDevResource(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuCtxGetDevResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource), hCtx, resource, type); }
+static uint32_t cuCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuCtxGetDevResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource), hCtx, resource, type); }
 static uint32_t cs_d_cuCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuCtxGetDevResource(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource), hCtx, resource, type); }
 static uint32_t cs_g_cuCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuCtxGetDevResource(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevResource), hCtx, resource, type); }
 
@@ -731,7 +731,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetDevice(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetDevice(void * device) { return cs_w_cuCtxGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice), device); }
+static uint32_t cuCtxGetDevice(void * device) { return cs_w_cuCtxGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice), device); }
 static uint32_t cs_d_cuCtxGetDevice(void * device) { return cs_w_cuCtxGetDevice(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice), device); }
 static uint32_t cs_g_cuCtxGetDevice(void * device) { return cs_w_cuCtxGetDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice), device); }
 
@@ -750,7 +750,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetDevice_v2(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetDevice_v2(void * device, void * ctx) { return cs_w_cuCtxGetDevice_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2), device, ctx); }
+static uint32_t cuCtxGetDevice_v2(void * device, void * ctx) { return cs_w_cuCtxGetDevice_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2), device, ctx); }
 static uint32_t cs_d_cuCtxGetDevice_v2(void * device, void * ctx) { return cs_w_cuCtxGetDevice_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2), device, ctx); }
 static uint32_t cs_g_cuCtxGetDevice_v2(void * device, void * ctx) { return cs_w_cuCtxGetDevice_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetDevice_v2), device, ctx); }
 
@@ -769,7 +769,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetExecAffinity(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetExecAffinity(void * pExecAffinity, uint32_t type) { return cs_w_cuCtxGetExecAffinity(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity), pExecAffinity, type); }
+static uint32_t cuCtxGetExecAffinity(void * pExecAffinity, uint32_t type) { return cs_w_cuCtxGetExecAffinity(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity), pExecAffinity, type); }
 static uint32_t cs_d_cuCtxGetExecAffinity(void * pExecAffinity, uint32_t type) { return cs_w_cuCtxGetExecAffinity(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity), pExecAffinity, type); }
 static uint32_t cs_g_cuCtxGetExecAffinity(void * pExecAffinity, uint32_t type) { return cs_w_cuCtxGetExecAffinity(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetExecAffinity), pExecAffinity, type); }
 
@@ -788,7 +788,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetFlags(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetFlags(void * flags) { return cs_w_cuCtxGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetFlags), flags); }
+static uint32_t cuCtxGetFlags(void * flags) { return cs_w_cuCtxGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetFlags), flags); }
 static uint32_t cs_d_cuCtxGetFlags(void * flags) { return cs_w_cuCtxGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetFlags), flags); }
 static uint32_t cs_g_cuCtxGetFlags(void * flags) { return cs_w_cuCtxGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetFlags), flags); }
 
@@ -807,7 +807,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetId(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetId(void * ctx, void * ctxId) { return cs_w_cuCtxGetId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetId), ctx, ctxId); }
+static uint32_t cuCtxGetId(void * ctx, void * ctxId) { return cs_w_cuCtxGetId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetId), ctx, ctxId); }
 static uint32_t cs_d_cuCtxGetId(void * ctx, void * ctxId) { return cs_w_cuCtxGetId(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetId), ctx, ctxId); }
 static uint32_t cs_g_cuCtxGetId(void * ctx, void * ctxId) { return cs_w_cuCtxGetId(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetId), ctx, ctxId); }
 
@@ -826,7 +826,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetLimit(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetLimit(void * pvalue, uint32_t limit) { return cs_w_cuCtxGetLimit(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetLimit), pvalue, limit); }
+static uint32_t cuCtxGetLimit(void * pvalue, uint32_t limit) { return cs_w_cuCtxGetLimit(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetLimit), pvalue, limit); }
 static uint32_t cs_d_cuCtxGetLimit(void * pvalue, uint32_t limit) { return cs_w_cuCtxGetLimit(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetLimit), pvalue, limit); }
 static uint32_t cs_g_cuCtxGetLimit(void * pvalue, uint32_t limit) { return cs_w_cuCtxGetLimit(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetLimit), pvalue, limit); }
 
@@ -845,7 +845,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetSharedMemConfig(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetSharedMemConfig(void * pConfig) { return cs_w_cuCtxGetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig), pConfig); }
+static uint32_t cuCtxGetSharedMemConfig(void * pConfig) { return cs_w_cuCtxGetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig), pConfig); }
 static uint32_t cs_d_cuCtxGetSharedMemConfig(void * pConfig) { return cs_w_cuCtxGetSharedMemConfig(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig), pConfig); }
 static uint32_t cs_g_cuCtxGetSharedMemConfig(void * pConfig) { return cs_w_cuCtxGetSharedMemConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetSharedMemConfig), pConfig); }
 
@@ -864,7 +864,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxGetStreamPriorityRange(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cuCtxGetStreamPriorityRange(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange), leastPriority, greatestPriority); }
+static uint32_t cuCtxGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cuCtxGetStreamPriorityRange(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange), leastPriority, greatestPriority); }
 static uint32_t cs_d_cuCtxGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cuCtxGetStreamPriorityRange(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange), leastPriority, greatestPriority); }
 static uint32_t cs_g_cuCtxGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cuCtxGetStreamPriorityRange(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxGetStreamPriorityRange), leastPriority, greatestPriority); }
 
@@ -883,7 +883,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxPopCurrent(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxPopCurrent(void * pctx) { return cs_w_cuCtxPopCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent), pctx); }
+static uint32_t cuCtxPopCurrent(void * pctx) { return cs_w_cuCtxPopCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent), pctx); }
 static uint32_t cs_d_cuCtxPopCurrent(void * pctx) { return cs_w_cuCtxPopCurrent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent), pctx); }
 static uint32_t cs_g_cuCtxPopCurrent(void * pctx) { return cs_w_cuCtxPopCurrent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent), pctx); }
 
@@ -902,7 +902,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxPopCurrent_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxPopCurrent_v2(void * pctx) { return cs_w_cuCtxPopCurrent_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2), pctx); }
+static uint32_t cuCtxPopCurrent_v2(void * pctx) { return cs_w_cuCtxPopCurrent_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2), pctx); }
 static uint32_t cs_d_cuCtxPopCurrent_v2(void * pctx) { return cs_w_cuCtxPopCurrent_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2), pctx); }
 static uint32_t cs_g_cuCtxPopCurrent_v2(void * pctx) { return cs_w_cuCtxPopCurrent_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPopCurrent_v2), pctx); }
 
@@ -921,7 +921,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxPushCurrent(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxPushCurrent(void * ctx) { return cs_w_cuCtxPushCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent), ctx); }
+static uint32_t cuCtxPushCurrent(void * ctx) { return cs_w_cuCtxPushCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent), ctx); }
 static uint32_t cs_d_cuCtxPushCurrent(void * ctx) { return cs_w_cuCtxPushCurrent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent), ctx); }
 static uint32_t cs_g_cuCtxPushCurrent(void * ctx) { return cs_w_cuCtxPushCurrent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent), ctx); }
 
@@ -940,7 +940,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxPushCurrent_v2(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxPushCurrent_v2(void * ctx) { return cs_w_cuCtxPushCurrent_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2), ctx); }
+static uint32_t cuCtxPushCurrent_v2(void * ctx) { return cs_w_cuCtxPushCurrent_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2), ctx); }
 static uint32_t cs_d_cuCtxPushCurrent_v2(void * ctx) { return cs_w_cuCtxPushCurrent_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2), ctx); }
 static uint32_t cs_g_cuCtxPushCurrent_v2(void * ctx) { return cs_w_cuCtxPushCurrent_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxPushCurrent_v2), ctx); }
 
@@ -959,7 +959,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxRecordEvent(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxRecordEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent), hCtx, hEvent); }
+static uint32_t cuCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxRecordEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent), hCtx, hEvent); }
 static uint32_t cs_d_cuCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxRecordEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent), hCtx, hEvent); }
 static uint32_t cs_g_cuCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxRecordEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxRecordEvent), hCtx, hEvent); }
 
@@ -978,7 +978,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxResetPersistingL2Cache(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxResetPersistingL2Cache(void) { return cs_w_cuCtxResetPersistingL2Cache(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache)); }
+static uint32_t cuCtxResetPersistingL2Cache(void) { return cs_w_cuCtxResetPersistingL2Cache(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache)); }
 static uint32_t cs_d_cuCtxResetPersistingL2Cache(void) { return cs_w_cuCtxResetPersistingL2Cache(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache)); }
 static uint32_t cs_g_cuCtxResetPersistingL2Cache(void) { return cs_w_cuCtxResetPersistingL2Cache(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxResetPersistingL2Cache)); }
 
@@ -997,7 +997,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSetCacheConfig(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxSetCacheConfig(uint32_t config) { return cs_w_cuCtxSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig), config); }
+static uint32_t cuCtxSetCacheConfig(uint32_t config) { return cs_w_cuCtxSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig), config); }
 static uint32_t cs_d_cuCtxSetCacheConfig(uint32_t config) { return cs_w_cuCtxSetCacheConfig(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig), config); }
 static uint32_t cs_g_cuCtxSetCacheConfig(uint32_t config) { return cs_w_cuCtxSetCacheConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCacheConfig), config); }
 
@@ -1016,7 +1016,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSetCurrent(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxSetCurrent(void * ctx) { return cs_w_cuCtxSetCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent), ctx); }
+static uint32_t cuCtxSetCurrent(void * ctx) { return cs_w_cuCtxSetCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent), ctx); }
 static uint32_t cs_d_cuCtxSetCurrent(void * ctx) { return cs_w_cuCtxSetCurrent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent), ctx); }
 static uint32_t cs_g_cuCtxSetCurrent(void * ctx) { return cs_w_cuCtxSetCurrent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetCurrent), ctx); }
 
@@ -1035,7 +1035,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSetFlags(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxSetFlags(uint32_t flags) { return cs_w_cuCtxSetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetFlags), flags); }
+static uint32_t cuCtxSetFlags(uint32_t flags) { return cs_w_cuCtxSetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetFlags), flags); }
 static uint32_t cs_d_cuCtxSetFlags(uint32_t flags) { return cs_w_cuCtxSetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetFlags), flags); }
 static uint32_t cs_g_cuCtxSetFlags(uint32_t flags) { return cs_w_cuCtxSetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetFlags), flags); }
 
@@ -1054,7 +1054,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSetLimit(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxSetLimit(uint32_t limit, uint64_t value) { return cs_w_cuCtxSetLimit(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetLimit), limit, value); }
+static uint32_t cuCtxSetLimit(uint32_t limit, uint64_t value) { return cs_w_cuCtxSetLimit(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetLimit), limit, value); }
 static uint32_t cs_d_cuCtxSetLimit(uint32_t limit, uint64_t value) { return cs_w_cuCtxSetLimit(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetLimit), limit, value); }
 static uint32_t cs_g_cuCtxSetLimit(uint32_t limit, uint64_t value) { return cs_w_cuCtxSetLimit(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetLimit), limit, value); }
 
@@ -1073,7 +1073,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSetSharedMemConfig(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxSetSharedMemConfig(uint32_t config) { return cs_w_cuCtxSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig), config); }
+static uint32_t cuCtxSetSharedMemConfig(uint32_t config) { return cs_w_cuCtxSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig), config); }
 static uint32_t cs_d_cuCtxSetSharedMemConfig(uint32_t config) { return cs_w_cuCtxSetSharedMemConfig(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig), config); }
 static uint32_t cs_g_cuCtxSetSharedMemConfig(uint32_t config) { return cs_w_cuCtxSetSharedMemConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSetSharedMemConfig), config); }
 
@@ -1095,7 +1095,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSynchronize(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxSynchronize(void) { return cs_w_cuCtxSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize)); }
+static uint32_t cuCtxSynchronize(void) { return cs_w_cuCtxSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize)); }
 static uint32_t cs_d_cuCtxSynchronize(void) { return cs_w_cuCtxSynchronize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize)); }
 static uint32_t cs_g_cuCtxSynchronize(void) { return cs_w_cuCtxSynchronize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize)); }
 
@@ -1115,7 +1115,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSynchronize_v2(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxSynchronize_v2(void * ctx) { return cs_w_cuCtxSynchronize_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2), ctx); }
+static uint32_t cuCtxSynchronize_v2(void * ctx) { return cs_w_cuCtxSynchronize_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2), ctx); }
 static uint32_t cs_d_cuCtxSynchronize_v2(void * ctx) { return cs_w_cuCtxSynchronize_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2), ctx); }
 static uint32_t cs_g_cuCtxSynchronize_v2(void * ctx) { return cs_w_cuCtxSynchronize_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2), ctx); }
 
@@ -1134,7 +1134,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxWaitEvent(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent), hCtx, hEvent); }
+static uint32_t cuCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent), hCtx, hEvent); }
 static uint32_t cs_d_cuCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxWaitEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent), hCtx, hEvent); }
 static uint32_t cs_g_cuCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuCtxWaitEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxWaitEvent), hCtx, hEvent); }
 
@@ -1153,7 +1153,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDestroyExternalMemory(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDestroyExternalMemory(void * extMem) { return cs_w_cuDestroyExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory), extMem); }
+static uint32_t cuDestroyExternalMemory(void * extMem) { return cs_w_cuDestroyExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory), extMem); }
 static uint32_t cs_d_cuDestroyExternalMemory(void * extMem) { return cs_w_cuDestroyExternalMemory(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory), extMem); }
 static uint32_t cs_g_cuDestroyExternalMemory(void * extMem) { return cs_w_cuDestroyExternalMemory(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalMemory), extMem); }
 
@@ -1172,7 +1172,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDestroyExternalSemaphore(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDestroyExternalSemaphore(void * extSem) { return cs_w_cuDestroyExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore), extSem); }
+static uint32_t cuDestroyExternalSemaphore(void * extSem) { return cs_w_cuDestroyExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore), extSem); }
 static uint32_t cs_d_cuDestroyExternalSemaphore(void * extSem) { return cs_w_cuDestroyExternalSemaphore(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore), extSem); }
 static uint32_t cs_g_cuDestroyExternalSemaphore(void * extSem) { return cs_w_cuDestroyExternalSemaphore(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDestroyExternalSemaphore), extSem); }
 
@@ -1191,7 +1191,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevResourceGenerateDesc(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevResourceGenerateDesc(void * phDesc, void * resources, uint32_t nbResources) { return cs_w_cuDevResourceGenerateDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc), phDesc, resources, nbResources); }
+static uint32_t cuDevResourceGenerateDesc(void * phDesc, void * resources, uint32_t nbResources) { return cs_w_cuDevResourceGenerateDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc), phDesc, resources, nbResources); }
 static uint32_t cs_d_cuDevResourceGenerateDesc(void * phDesc, void * resources, uint32_t nbResources) { return cs_w_cuDevResourceGenerateDesc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc), phDesc, resources, nbResources); }
 static uint32_t cs_g_cuDevResourceGenerateDesc(void * phDesc, void * resources, uint32_t nbResources) { return cs_w_cuDevResourceGenerateDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevResourceGenerateDesc), phDesc, resources, nbResources); }
 
@@ -1210,7 +1210,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevSmResourceSplitByCount(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevSmResourceSplitByCount(void * result, void * nbGroups, void * input, void * remaining, uint32_t useFlags, uint32_t minCount) { return cs_w_cuDevSmResourceSplitByCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount), result, nbGroups, input, remaining, useFlags, minCount); }
+static uint32_t cuDevSmResourceSplitByCount(void * result, void * nbGroups, void * input, void * remaining, uint32_t useFlags, uint32_t minCount) { return cs_w_cuDevSmResourceSplitByCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount), result, nbGroups, input, remaining, useFlags, minCount); }
 static uint32_t cs_d_cuDevSmResourceSplitByCount(void * result, void * nbGroups, void * input, void * remaining, uint32_t useFlags, uint32_t minCount) { return cs_w_cuDevSmResourceSplitByCount(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount), result, nbGroups, input, remaining, useFlags, minCount); }
 static uint32_t cs_g_cuDevSmResourceSplitByCount(void * result, void * nbGroups, void * input, void * remaining, uint32_t useFlags, uint32_t minCount) { return cs_w_cuDevSmResourceSplitByCount(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevSmResourceSplitByCount), result, nbGroups, input, remaining, useFlags, minCount); }
 
@@ -1229,7 +1229,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceCanAccessPeer(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceCanAccessPeer(void * canAccessPeer, int32_t dev, int32_t peerDev) { return cs_w_cuDeviceCanAccessPeer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer), canAccessPeer, dev, peerDev); }
+static uint32_t cuDeviceCanAccessPeer(void * canAccessPeer, int32_t dev, int32_t peerDev) { return cs_w_cuDeviceCanAccessPeer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer), canAccessPeer, dev, peerDev); }
 static uint32_t cs_d_cuDeviceCanAccessPeer(void * canAccessPeer, int32_t dev, int32_t peerDev) { return cs_w_cuDeviceCanAccessPeer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer), canAccessPeer, dev, peerDev); }
 static uint32_t cs_g_cuDeviceCanAccessPeer(void * canAccessPeer, int32_t dev, int32_t peerDev) { return cs_w_cuDeviceCanAccessPeer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceCanAccessPeer), canAccessPeer, dev, peerDev); }
 
@@ -1251,7 +1251,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceComputeCapability(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceComputeCapability(void * major, void * minor, int32_t dev) { return cs_w_cuDeviceComputeCapability(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability), major, minor, dev); }
+static uint32_t cuDeviceComputeCapability(void * major, void * minor, int32_t dev) { return cs_w_cuDeviceComputeCapability(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability), major, minor, dev); }
 static uint32_t cs_d_cuDeviceComputeCapability(void * major, void * minor, int32_t dev) { return cs_w_cuDeviceComputeCapability(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability), major, minor, dev); }
 static uint32_t cs_g_cuDeviceComputeCapability(void * major, void * minor, int32_t dev) { return cs_w_cuDeviceComputeCapability(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceComputeCapability), major, minor, dev); }
 
@@ -1271,7 +1271,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGet(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGet(void * device, int32_t ordinal) { return cs_w_cuDeviceGet(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGet), device, ordinal); }
+static uint32_t cuDeviceGet(void * device, int32_t ordinal) { return cs_w_cuDeviceGet(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGet), device, ordinal); }
 static uint32_t cs_d_cuDeviceGet(void * device, int32_t ordinal) { return cs_w_cuDeviceGet(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGet), device, ordinal); }
 static uint32_t cs_g_cuDeviceGet(void * device, int32_t ordinal) { return cs_w_cuDeviceGet(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGet), device, ordinal); }
 
@@ -1292,7 +1292,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetAttribute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetAttribute(void * pi, uint32_t attrib, int32_t dev) { return cs_w_cuDeviceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute), pi, attrib, dev); }
+static uint32_t cuDeviceGetAttribute(void * pi, uint32_t attrib, int32_t dev) { return cs_w_cuDeviceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute), pi, attrib, dev); }
 static uint32_t cs_d_cuDeviceGetAttribute(void * pi, uint32_t attrib, int32_t dev) { return cs_w_cuDeviceGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute), pi, attrib, dev); }
 static uint32_t cs_g_cuDeviceGetAttribute(void * pi, uint32_t attrib, int32_t dev) { return cs_w_cuDeviceGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetAttribute), pi, attrib, dev); }
 
@@ -1311,7 +1311,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetByPCIBusId(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetByPCIBusId(void * dev, void * pciBusId) { return cs_w_cuDeviceGetByPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId), dev, pciBusId); }
+static uint32_t cuDeviceGetByPCIBusId(void * dev, void * pciBusId) { return cs_w_cuDeviceGetByPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId), dev, pciBusId); }
 static uint32_t cs_d_cuDeviceGetByPCIBusId(void * dev, void * pciBusId) { return cs_w_cuDeviceGetByPCIBusId(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId), dev, pciBusId); }
 static uint32_t cs_g_cuDeviceGetByPCIBusId(void * dev, void * pciBusId) { return cs_w_cuDeviceGetByPCIBusId(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetByPCIBusId), dev, pciBusId); }
 
@@ -1333,7 +1333,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetCount(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetCount(void * count) { return cs_w_cuDeviceGetCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetCount), count); }
+static uint32_t cuDeviceGetCount(void * count) { return cs_w_cuDeviceGetCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetCount), count); }
 static uint32_t cs_d_cuDeviceGetCount(void * count) { return cs_w_cuDeviceGetCount(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetCount), count); }
 static uint32_t cs_g_cuDeviceGetCount(void * count) { return cs_w_cuDeviceGetCount(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetCount), count); }
 
@@ -1352,7 +1352,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetDefaultMemPool(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetDefaultMemPool(void * pool_out, int32_t dev) { return cs_w_cuDeviceGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool), pool_out, dev); }
+static uint32_t cuDeviceGetDefaultMemPool(void * pool_out, int32_t dev) { return cs_w_cuDeviceGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool), pool_out, dev); }
 static uint32_t cs_d_cuDeviceGetDefaultMemPool(void * pool_out, int32_t dev) { return cs_w_cuDeviceGetDefaultMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool), pool_out, dev); }
 static uint32_t cs_g_cuDeviceGetDefaultMemPool(void * pool_out, int32_t dev) { return cs_w_cuDeviceGetDefaultMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDefaultMemPool), pool_out, dev); }
 
@@ -1371,7 +1371,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetDevResource(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetDevResource(int32_t device, void * resource, uint32_t type) { return cs_w_cuDeviceGetDevResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource), device, resource, type); }
+static uint32_t cuDeviceGetDevResource(int32_t device, void * resource, uint32_t type) { return cs_w_cuDeviceGetDevResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource), device, resource, type); }
 static uint32_t cs_d_cuDeviceGetDevResource(int32_t device, void * resource, uint32_t type) { return cs_w_cuDeviceGetDevResource(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource), device, resource, type); }
 static uint32_t cs_g_cuDeviceGetDevResource(int32_t device, void * resource, uint32_t type) { return cs_w_cuDeviceGetDevResource(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetDevResource), device, resource, type); }
 
@@ -1390,7 +1390,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetExecAffinitySupport(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetExecAffinitySupport(void * pi, uint32_t type, int32_t dev) { return cs_w_cuDeviceGetExecAffinitySupport(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport), pi, type, dev); }
+static uint32_t cuDeviceGetExecAffinitySupport(void * pi, uint32_t type, int32_t dev) { return cs_w_cuDeviceGetExecAffinitySupport(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport), pi, type, dev); }
 static uint32_t cs_d_cuDeviceGetExecAffinitySupport(void * pi, uint32_t type, int32_t dev) { return cs_w_cuDeviceGetExecAffinitySupport(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport), pi, type, dev); }
 static uint32_t cs_g_cuDeviceGetExecAffinitySupport(void * pi, uint32_t type, int32_t dev) { return cs_w_cuDeviceGetExecAffinitySupport(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetExecAffinitySupport), pi, type, dev); }
 
@@ -1409,7 +1409,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetGraphMemAttribute(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceGetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute), device, attr, value); }
+static uint32_t cuDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceGetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_d_cuDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceGetGraphMemAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_g_cuDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceGetGraphMemAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetGraphMemAttribute), device, attr, value); }
 
@@ -1428,7 +1428,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetHostAtomicCapabilities
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t dev) { return cs_w_cuDeviceGetHostAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities), capabilities, operations, count, dev); }
+static uint32_t cuDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t dev) { return cs_w_cuDeviceGetHostAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities), capabilities, operations, count, dev); }
 static uint32_t cs_d_cuDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t dev) { return cs_w_cuDeviceGetHostAtomicCapabilities(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities), capabilities, operations, count, dev); }
 static uint32_t cs_g_cuDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t dev) { return cs_w_cuDeviceGetHostAtomicCapabilities(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetHostAtomicCapabilities), capabilities, operations, count, dev); }
 
@@ -1447,7 +1447,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetLuid(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetLuid(void * luid, void * deviceNodeMask, int32_t dev) { return cs_w_cuDeviceGetLuid(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid), luid, deviceNodeMask, dev); }
+static uint32_t cuDeviceGetLuid(void * luid, void * deviceNodeMask, int32_t dev) { return cs_w_cuDeviceGetLuid(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid), luid, deviceNodeMask, dev); }
 static uint32_t cs_d_cuDeviceGetLuid(void * luid, void * deviceNodeMask, int32_t dev) { return cs_w_cuDeviceGetLuid(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid), luid, deviceNodeMask, dev); }
 static uint32_t cs_g_cuDeviceGetLuid(void * luid, void * deviceNodeMask, int32_t dev) { return cs_w_cuDeviceGetLuid(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetLuid), luid, deviceNodeMask, dev); }
 
@@ -1466,7 +1466,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetMemPool(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetMemPool(void * pool, int32_t dev) { return cs_w_cuDeviceGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool), pool, dev); }
+static uint32_t cuDeviceGetMemPool(void * pool, int32_t dev) { return cs_w_cuDeviceGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool), pool, dev); }
 static uint32_t cs_d_cuDeviceGetMemPool(void * pool, int32_t dev) { return cs_w_cuDeviceGetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool), pool, dev); }
 static uint32_t cs_g_cuDeviceGetMemPool(void * pool, int32_t dev) { return cs_w_cuDeviceGetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetMemPool), pool, dev); }
 
@@ -1488,7 +1488,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetName(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetName(void * name, int32_t len, int32_t dev) { return cs_w_cuDeviceGetName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetName), name, len, dev); }
+static uint32_t cuDeviceGetName(void * name, int32_t len, int32_t dev) { return cs_w_cuDeviceGetName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetName), name, len, dev); }
 static uint32_t cs_d_cuDeviceGetName(void * name, int32_t len, int32_t dev) { return cs_w_cuDeviceGetName(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetName), name, len, dev); }
 static uint32_t cs_g_cuDeviceGetName(void * name, int32_t len, int32_t dev) { return cs_w_cuDeviceGetName(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetName), name, len, dev); }
 
@@ -1507,7 +1507,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetNvSciSyncAttributes(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t dev, int32_t flags) { return cs_w_cuDeviceGetNvSciSyncAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, dev, flags); }
+static uint32_t cuDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t dev, int32_t flags) { return cs_w_cuDeviceGetNvSciSyncAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, dev, flags); }
 static uint32_t cs_d_cuDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t dev, int32_t flags) { return cs_w_cuDeviceGetNvSciSyncAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, dev, flags); }
 static uint32_t cs_g_cuDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t dev, int32_t flags) { return cs_w_cuDeviceGetNvSciSyncAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, dev, flags); }
 
@@ -1526,7 +1526,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetP2PAtomicCapabilities(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
+static uint32_t cuDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
 static uint32_t cs_d_cuDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAtomicCapabilities(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
 static uint32_t cs_g_cuDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAtomicCapabilities(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
 
@@ -1545,7 +1545,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetP2PAttribute(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetP2PAttribute(void * value, uint32_t attrib, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute), value, attrib, srcDevice, dstDevice); }
+static uint32_t cuDeviceGetP2PAttribute(void * value, uint32_t attrib, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute), value, attrib, srcDevice, dstDevice); }
 static uint32_t cs_d_cuDeviceGetP2PAttribute(void * value, uint32_t attrib, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute), value, attrib, srcDevice, dstDevice); }
 static uint32_t cs_g_cuDeviceGetP2PAttribute(void * value, uint32_t attrib, int32_t srcDevice, int32_t dstDevice) { return cs_w_cuDeviceGetP2PAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetP2PAttribute), value, attrib, srcDevice, dstDevice); }
 
@@ -1564,7 +1564,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetPCIBusId(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t dev) { return cs_w_cuDeviceGetPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId), pciBusId, len, dev); }
+static uint32_t cuDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t dev) { return cs_w_cuDeviceGetPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId), pciBusId, len, dev); }
 static uint32_t cs_d_cuDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t dev) { return cs_w_cuDeviceGetPCIBusId(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId), pciBusId, len, dev); }
 static uint32_t cs_g_cuDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t dev) { return cs_w_cuDeviceGetPCIBusId(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetPCIBusId), pciBusId, len, dev); }
 
@@ -1583,7 +1583,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetProperties(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetProperties(void * prop, int32_t dev) { return cs_w_cuDeviceGetProperties(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties), prop, dev); }
+static uint32_t cuDeviceGetProperties(void * prop, int32_t dev) { return cs_w_cuDeviceGetProperties(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties), prop, dev); }
 static uint32_t cs_d_cuDeviceGetProperties(void * prop, int32_t dev) { return cs_w_cuDeviceGetProperties(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties), prop, dev); }
 static uint32_t cs_g_cuDeviceGetProperties(void * prop, int32_t dev) { return cs_w_cuDeviceGetProperties(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetProperties), prop, dev); }
 
@@ -1602,7 +1602,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetTexture1DLinearMaxWidt
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, uint32_t format, uint32_t numChannels, int32_t dev) { return cs_w_cuDeviceGetTexture1DLinearMaxWidth(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, format, numChannels, dev); }
+static uint32_t cuDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, uint32_t format, uint32_t numChannels, int32_t dev) { return cs_w_cuDeviceGetTexture1DLinearMaxWidth(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, format, numChannels, dev); }
 static uint32_t cs_d_cuDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, uint32_t format, uint32_t numChannels, int32_t dev) { return cs_w_cuDeviceGetTexture1DLinearMaxWidth(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, format, numChannels, dev); }
 static uint32_t cs_g_cuDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, uint32_t format, uint32_t numChannels, int32_t dev) { return cs_w_cuDeviceGetTexture1DLinearMaxWidth(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, format, numChannels, dev); }
 
@@ -1622,7 +1622,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetUuid(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetUuid(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid), uuid, dev); }
+static uint32_t cuDeviceGetUuid(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid), uuid, dev); }
 static uint32_t cs_d_cuDeviceGetUuid(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid), uuid, dev); }
 static uint32_t cs_g_cuDeviceGetUuid(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid), uuid, dev); }
 
@@ -1642,7 +1642,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGetUuid_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGetUuid_v2(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2), uuid, dev); }
+static uint32_t cuDeviceGetUuid_v2(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2), uuid, dev); }
 static uint32_t cs_d_cuDeviceGetUuid_v2(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2), uuid, dev); }
 static uint32_t cs_g_cuDeviceGetUuid_v2(void * uuid, int32_t dev) { return cs_w_cuDeviceGetUuid_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGetUuid_v2), uuid, dev); }
 
@@ -1661,7 +1661,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceGraphMemTrim(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceGraphMemTrim(int32_t device) { return cs_w_cuDeviceGraphMemTrim(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim), device); }
+static uint32_t cuDeviceGraphMemTrim(int32_t device) { return cs_w_cuDeviceGraphMemTrim(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim), device); }
 static uint32_t cs_d_cuDeviceGraphMemTrim(int32_t device) { return cs_w_cuDeviceGraphMemTrim(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim), device); }
 static uint32_t cs_g_cuDeviceGraphMemTrim(int32_t device) { return cs_w_cuDeviceGraphMemTrim(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceGraphMemTrim), device); }
 
@@ -1680,7 +1680,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxGetState(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxGetState(int32_t dev, void * flags, void * active) { return cs_w_cuDevicePrimaryCtxGetState(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState), dev, flags, active); }
+static uint32_t cuDevicePrimaryCtxGetState(int32_t dev, void * flags, void * active) { return cs_w_cuDevicePrimaryCtxGetState(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState), dev, flags, active); }
 static uint32_t cs_d_cuDevicePrimaryCtxGetState(int32_t dev, void * flags, void * active) { return cs_w_cuDevicePrimaryCtxGetState(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState), dev, flags, active); }
 static uint32_t cs_g_cuDevicePrimaryCtxGetState(int32_t dev, void * flags, void * active) { return cs_w_cuDevicePrimaryCtxGetState(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxGetState), dev, flags, active); }
 
@@ -1699,7 +1699,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxRelease(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxRelease(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease), dev); }
+static uint32_t cuDevicePrimaryCtxRelease(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease), dev); }
 static uint32_t cs_d_cuDevicePrimaryCtxRelease(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease), dev); }
 static uint32_t cs_g_cuDevicePrimaryCtxRelease(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease), dev); }
 
@@ -1718,7 +1718,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxRelease_v2(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxRelease_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2), dev); }
+static uint32_t cuDevicePrimaryCtxRelease_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2), dev); }
 static uint32_t cs_d_cuDevicePrimaryCtxRelease_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2), dev); }
 static uint32_t cs_g_cuDevicePrimaryCtxRelease_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxRelease_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRelease_v2), dev); }
 
@@ -1737,7 +1737,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxReset(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxReset(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset), dev); }
+static uint32_t cuDevicePrimaryCtxReset(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset), dev); }
 static uint32_t cs_d_cuDevicePrimaryCtxReset(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset), dev); }
 static uint32_t cs_g_cuDevicePrimaryCtxReset(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset), dev); }
 
@@ -1756,7 +1756,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxReset_v2(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxReset_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2), dev); }
+static uint32_t cuDevicePrimaryCtxReset_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2), dev); }
 static uint32_t cs_d_cuDevicePrimaryCtxReset_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2), dev); }
 static uint32_t cs_g_cuDevicePrimaryCtxReset_v2(int32_t dev) { return cs_w_cuDevicePrimaryCtxReset_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxReset_v2), dev); }
 
@@ -1776,7 +1776,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxRetain(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxRetain(void * pctx, int32_t dev) { return cs_w_cuDevicePrimaryCtxRetain(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain), pctx, dev); }
+static uint32_t cuDevicePrimaryCtxRetain(void * pctx, int32_t dev) { return cs_w_cuDevicePrimaryCtxRetain(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain), pctx, dev); }
 static uint32_t cs_d_cuDevicePrimaryCtxRetain(void * pctx, int32_t dev) { return cs_w_cuDevicePrimaryCtxRetain(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain), pctx, dev); }
 static uint32_t cs_g_cuDevicePrimaryCtxRetain(void * pctx, int32_t dev) { return cs_w_cuDevicePrimaryCtxRetain(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain), pctx, dev); }
 
@@ -1795,7 +1795,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxSetFlags(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxSetFlags(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags), dev, flags); }
+static uint32_t cuDevicePrimaryCtxSetFlags(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags), dev, flags); }
 static uint32_t cs_d_cuDevicePrimaryCtxSetFlags(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags), dev, flags); }
 static uint32_t cs_g_cuDevicePrimaryCtxSetFlags(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags), dev, flags); }
 
@@ -1814,7 +1814,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxSetFlags_v2(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDevicePrimaryCtxSetFlags_v2(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2), dev, flags); }
+static uint32_t cuDevicePrimaryCtxSetFlags_v2(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2), dev, flags); }
 static uint32_t cs_d_cuDevicePrimaryCtxSetFlags_v2(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2), dev, flags); }
 static uint32_t cs_g_cuDevicePrimaryCtxSetFlags_v2(int32_t dev, uint32_t flags) { return cs_w_cuDevicePrimaryCtxSetFlags_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2), dev, flags); }
 
@@ -1833,7 +1833,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceRegisterAsyncNotification
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cuDeviceRegisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
+static uint32_t cuDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cuDeviceRegisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
 static uint32_t cs_d_cuDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cuDeviceRegisterAsyncNotification(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
 static uint32_t cs_g_cuDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cuDeviceRegisterAsyncNotification(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
 
@@ -1852,7 +1852,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceSetGraphMemAttribute(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceSetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute), device, attr, value); }
+static uint32_t cuDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceSetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_d_cuDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceSetGraphMemAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_g_cuDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cuDeviceSetGraphMemAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetGraphMemAttribute), device, attr, value); }
 
@@ -1871,7 +1871,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceSetMemPool(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceSetMemPool(int32_t dev, void * pool) { return cs_w_cuDeviceSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool), dev, pool); }
+static uint32_t cuDeviceSetMemPool(int32_t dev, void * pool) { return cs_w_cuDeviceSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool), dev, pool); }
 static uint32_t cs_d_cuDeviceSetMemPool(int32_t dev, void * pool) { return cs_w_cuDeviceSetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool), dev, pool); }
 static uint32_t cs_g_cuDeviceSetMemPool(int32_t dev, void * pool) { return cs_w_cuDeviceSetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceSetMemPool), dev, pool); }
 
@@ -1890,7 +1890,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceTotalMem(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceTotalMem(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem), bytes, dev); }
+static uint32_t cuDeviceTotalMem(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem), bytes, dev); }
 static uint32_t cs_d_cuDeviceTotalMem(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem), bytes, dev); }
 static uint32_t cs_g_cuDeviceTotalMem(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem), bytes, dev); }
 
@@ -1912,7 +1912,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceTotalMem_v2(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceTotalMem_v2(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2), bytes, dev); }
+static uint32_t cuDeviceTotalMem_v2(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2), bytes, dev); }
 static uint32_t cs_d_cuDeviceTotalMem_v2(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2), bytes, dev); }
 static uint32_t cs_g_cuDeviceTotalMem_v2(void * bytes, int32_t dev) { return cs_w_cuDeviceTotalMem_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceTotalMem_v2), bytes, dev); }
 
@@ -1931,7 +1931,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDeviceUnregisterAsyncNotificati
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cuDeviceUnregisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification), device, callback); }
+static uint32_t cuDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cuDeviceUnregisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification), device, callback); }
 static uint32_t cs_d_cuDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cuDeviceUnregisterAsyncNotification(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification), device, callback); }
 static uint32_t cs_g_cuDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cuDeviceUnregisterAsyncNotification(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDeviceUnregisterAsyncNotification), device, callback); }
 
@@ -1953,7 +1953,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDriverGetVersion(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuDriverGetVersion(void * driverVersion) { return cs_w_cuDriverGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDriverGetVersion), driverVersion); }
+static uint32_t cuDriverGetVersion(void * driverVersion) { return cs_w_cuDriverGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuDriverGetVersion), driverVersion); }
 static uint32_t cs_d_cuDriverGetVersion(void * driverVersion) { return cs_w_cuDriverGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuDriverGetVersion), driverVersion); }
 static uint32_t cs_g_cuDriverGetVersion(void * driverVersion) { return cs_w_cuDriverGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuDriverGetVersion), driverVersion); }
 
@@ -1972,7 +1972,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventCreate(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventCreate(void * phEvent, uint32_t Flags) { return cs_w_cuEventCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventCreate), phEvent, Flags); }
+static uint32_t cuEventCreate(void * phEvent, uint32_t Flags) { return cs_w_cuEventCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventCreate), phEvent, Flags); }
 static uint32_t cs_d_cuEventCreate(void * phEvent, uint32_t Flags) { return cs_w_cuEventCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventCreate), phEvent, Flags); }
 static uint32_t cs_g_cuEventCreate(void * phEvent, uint32_t Flags) { return cs_w_cuEventCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventCreate), phEvent, Flags); }
 
@@ -1991,7 +1991,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventDestroy(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventDestroy(void * hEvent) { return cs_w_cuEventDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy), hEvent); }
+static uint32_t cuEventDestroy(void * hEvent) { return cs_w_cuEventDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy), hEvent); }
 static uint32_t cs_d_cuEventDestroy(void * hEvent) { return cs_w_cuEventDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy), hEvent); }
 static uint32_t cs_g_cuEventDestroy(void * hEvent) { return cs_w_cuEventDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy), hEvent); }
 
@@ -2010,7 +2010,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventDestroy_v2(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventDestroy_v2(void * hEvent) { return cs_w_cuEventDestroy_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2), hEvent); }
+static uint32_t cuEventDestroy_v2(void * hEvent) { return cs_w_cuEventDestroy_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2), hEvent); }
 static uint32_t cs_d_cuEventDestroy_v2(void * hEvent) { return cs_w_cuEventDestroy_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2), hEvent); }
 static uint32_t cs_g_cuEventDestroy_v2(void * hEvent) { return cs_w_cuEventDestroy_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventDestroy_v2), hEvent); }
 
@@ -2029,7 +2029,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventElapsedTime(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventElapsedTime(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime), pMilliseconds, hStart, hEnd); }
+static uint32_t cuEventElapsedTime(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime), pMilliseconds, hStart, hEnd); }
 static uint32_t cs_d_cuEventElapsedTime(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime), pMilliseconds, hStart, hEnd); }
 static uint32_t cs_g_cuEventElapsedTime(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime), pMilliseconds, hStart, hEnd); }
 
@@ -2048,7 +2048,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventElapsedTime_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventElapsedTime_v2(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2), pMilliseconds, hStart, hEnd); }
+static uint32_t cuEventElapsedTime_v2(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2), pMilliseconds, hStart, hEnd); }
 static uint32_t cs_d_cuEventElapsedTime_v2(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2), pMilliseconds, hStart, hEnd); }
 static uint32_t cs_g_cuEventElapsedTime_v2(void * pMilliseconds, void * hStart, void * hEnd) { return cs_w_cuEventElapsedTime_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventElapsedTime_v2), pMilliseconds, hStart, hEnd); }
 
@@ -2067,7 +2067,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventQuery(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventQuery(void * hEvent) { return cs_w_cuEventQuery(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventQuery), hEvent); }
+static uint32_t cuEventQuery(void * hEvent) { return cs_w_cuEventQuery(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventQuery), hEvent); }
 static uint32_t cs_d_cuEventQuery(void * hEvent) { return cs_w_cuEventQuery(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventQuery), hEvent); }
 static uint32_t cs_g_cuEventQuery(void * hEvent) { return cs_w_cuEventQuery(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventQuery), hEvent); }
 
@@ -2086,7 +2086,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventRecord(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventRecord(void * hEvent, void * hStream) { return cs_w_cuEventRecord(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord), hEvent, hStream); }
+static uint32_t cuEventRecord(void * hEvent, void * hStream) { return cs_w_cuEventRecord(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord), hEvent, hStream); }
 static uint32_t cs_d_cuEventRecord(void * hEvent, void * hStream) { return cs_w_cuEventRecord(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord), hEvent, hStream); }
 static uint32_t cs_g_cuEventRecord(void * hEvent, void * hStream) { return cs_w_cuEventRecord(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord), hEvent, hStream); }
 
@@ -2105,7 +2105,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventRecordWithFlags(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventRecordWithFlags(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags), hEvent, hStream, flags); }
+static uint32_t cuEventRecordWithFlags(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags), hEvent, hStream, flags); }
 static uint32_t cs_d_cuEventRecordWithFlags(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags), hEvent, hStream, flags); }
 static uint32_t cs_g_cuEventRecordWithFlags(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags), hEvent, hStream, flags); }
 
@@ -2124,7 +2124,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventRecordWithFlags_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventRecordWithFlags_ptsz(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz), hEvent, hStream, flags); }
+static uint32_t cuEventRecordWithFlags_ptsz(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz), hEvent, hStream, flags); }
 static uint32_t cs_d_cuEventRecordWithFlags_ptsz(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz), hEvent, hStream, flags); }
 static uint32_t cs_g_cuEventRecordWithFlags_ptsz(void * hEvent, void * hStream, uint32_t flags) { return cs_w_cuEventRecordWithFlags_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecordWithFlags_ptsz), hEvent, hStream, flags); }
 
@@ -2143,7 +2143,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventRecord_ptsz(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventRecord_ptsz(void * hEvent, void * hStream) { return cs_w_cuEventRecord_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz), hEvent, hStream); }
+static uint32_t cuEventRecord_ptsz(void * hEvent, void * hStream) { return cs_w_cuEventRecord_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz), hEvent, hStream); }
 static uint32_t cs_d_cuEventRecord_ptsz(void * hEvent, void * hStream) { return cs_w_cuEventRecord_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz), hEvent, hStream); }
 static uint32_t cs_g_cuEventRecord_ptsz(void * hEvent, void * hStream) { return cs_w_cuEventRecord_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventRecord_ptsz), hEvent, hStream); }
 
@@ -2165,7 +2165,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuEventSynchronize(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuEventSynchronize(void * hEvent) { return cs_w_cuEventSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventSynchronize), hEvent); }
+static uint32_t cuEventSynchronize(void * hEvent) { return cs_w_cuEventSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuEventSynchronize), hEvent); }
 static uint32_t cs_d_cuEventSynchronize(void * hEvent) { return cs_w_cuEventSynchronize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuEventSynchronize), hEvent); }
 static uint32_t cs_g_cuEventSynchronize(void * hEvent) { return cs_w_cuEventSynchronize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuEventSynchronize), hEvent); }
 
@@ -2184,7 +2184,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuExternalMemoryGetMappedBuffer(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cuExternalMemoryGetMappedBuffer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
+static uint32_t cuExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cuExternalMemoryGetMappedBuffer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
 static uint32_t cs_d_cuExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cuExternalMemoryGetMappedBuffer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
 static uint32_t cs_g_cuExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cuExternalMemoryGetMappedBuffer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
 
@@ -2203,7 +2203,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuExternalMemoryGetMappedMipmappe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cuExternalMemoryGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
+static uint32_t cuExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cuExternalMemoryGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
 static uint32_t cs_d_cuExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cuExternalMemoryGetMappedMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
 static uint32_t cs_g_cuExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cuExternalMemoryGetMappedMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
 
@@ -2222,7 +2222,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFlushGPUDirectRDMAWrites(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cuFlushGPUDirectRDMAWrites(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites), target, scope); }
+static uint32_t cuFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cuFlushGPUDirectRDMAWrites(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites), target, scope); }
 static uint32_t cs_d_cuFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cuFlushGPUDirectRDMAWrites(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites), target, scope); }
 static uint32_t cs_g_cuFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cuFlushGPUDirectRDMAWrites(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFlushGPUDirectRDMAWrites), target, scope); }
 
@@ -2241,7 +2241,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncGetAttribute(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncGetAttribute(void * pi, uint32_t attrib, void * hfunc) { return cs_w_cuFuncGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute), pi, attrib, hfunc); }
+static uint32_t cuFuncGetAttribute(void * pi, uint32_t attrib, void * hfunc) { return cs_w_cuFuncGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute), pi, attrib, hfunc); }
 static uint32_t cs_d_cuFuncGetAttribute(void * pi, uint32_t attrib, void * hfunc) { return cs_w_cuFuncGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute), pi, attrib, hfunc); }
 static uint32_t cs_g_cuFuncGetAttribute(void * pi, uint32_t attrib, void * hfunc) { return cs_w_cuFuncGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetAttribute), pi, attrib, hfunc); }
 
@@ -2260,7 +2260,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncGetModule(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncGetModule(void * hmod, void * hfunc) { return cs_w_cuFuncGetModule(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetModule), hmod, hfunc); }
+static uint32_t cuFuncGetModule(void * hmod, void * hfunc) { return cs_w_cuFuncGetModule(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetModule), hmod, hfunc); }
 static uint32_t cs_d_cuFuncGetModule(void * hmod, void * hfunc) { return cs_w_cuFuncGetModule(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetModule), hmod, hfunc); }
 static uint32_t cs_g_cuFuncGetModule(void * hmod, void * hfunc) { return cs_w_cuFuncGetModule(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetModule), hmod, hfunc); }
 
@@ -2279,7 +2279,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncGetName(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncGetName(void * name, void * hfunc) { return cs_w_cuFuncGetName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetName), name, hfunc); }
+static uint32_t cuFuncGetName(void * name, void * hfunc) { return cs_w_cuFuncGetName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetName), name, hfunc); }
 static uint32_t cs_d_cuFuncGetName(void * name, void * hfunc) { return cs_w_cuFuncGetName(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetName), name, hfunc); }
 static uint32_t cs_g_cuFuncGetName(void * name, void * hfunc) { return cs_w_cuFuncGetName(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetName), name, hfunc); }
 
@@ -2298,7 +2298,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncGetParamInfo(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuFuncGetParamInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
+static uint32_t cuFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuFuncGetParamInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
 static uint32_t cs_d_cuFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuFuncGetParamInfo(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
 static uint32_t cs_g_cuFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuFuncGetParamInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
 
@@ -2317,7 +2317,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncIsLoaded(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncIsLoaded(void * state, void * function) { return cs_w_cuFuncIsLoaded(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded), state, function); }
+static uint32_t cuFuncIsLoaded(void * state, void * function) { return cs_w_cuFuncIsLoaded(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded), state, function); }
 static uint32_t cs_d_cuFuncIsLoaded(void * state, void * function) { return cs_w_cuFuncIsLoaded(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded), state, function); }
 static uint32_t cs_g_cuFuncIsLoaded(void * state, void * function) { return cs_w_cuFuncIsLoaded(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncIsLoaded), state, function); }
 
@@ -2336,7 +2336,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncLoad(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncLoad(void * function) { return cs_w_cuFuncLoad(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncLoad), function); }
+static uint32_t cuFuncLoad(void * function) { return cs_w_cuFuncLoad(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncLoad), function); }
 static uint32_t cs_d_cuFuncLoad(void * function) { return cs_w_cuFuncLoad(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncLoad), function); }
 static uint32_t cs_g_cuFuncLoad(void * function) { return cs_w_cuFuncLoad(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncLoad), function); }
 
@@ -2355,7 +2355,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncSetAttribute(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncSetAttribute(void * hfunc, uint32_t attrib, int32_t value) { return cs_w_cuFuncSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute), hfunc, attrib, value); }
+static uint32_t cuFuncSetAttribute(void * hfunc, uint32_t attrib, int32_t value) { return cs_w_cuFuncSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute), hfunc, attrib, value); }
 static uint32_t cs_d_cuFuncSetAttribute(void * hfunc, uint32_t attrib, int32_t value) { return cs_w_cuFuncSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute), hfunc, attrib, value); }
 static uint32_t cs_g_cuFuncSetAttribute(void * hfunc, uint32_t attrib, int32_t value) { return cs_w_cuFuncSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetAttribute), hfunc, attrib, value); }
 
@@ -2374,7 +2374,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncSetBlockShape(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncSetBlockShape(void * hfunc, int32_t x, int32_t y, int32_t z) { return cs_w_cuFuncSetBlockShape(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape), hfunc, x, y, z); }
+static uint32_t cuFuncSetBlockShape(void * hfunc, int32_t x, int32_t y, int32_t z) { return cs_w_cuFuncSetBlockShape(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape), hfunc, x, y, z); }
 static uint32_t cs_d_cuFuncSetBlockShape(void * hfunc, int32_t x, int32_t y, int32_t z) { return cs_w_cuFuncSetBlockShape(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape), hfunc, x, y, z); }
 static uint32_t cs_g_cuFuncSetBlockShape(void * hfunc, int32_t x, int32_t y, int32_t z) { return cs_w_cuFuncSetBlockShape(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetBlockShape), hfunc, x, y, z); }
 
@@ -2393,7 +2393,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncSetCacheConfig(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncSetCacheConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig), hfunc, config); }
+static uint32_t cuFuncSetCacheConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig), hfunc, config); }
 static uint32_t cs_d_cuFuncSetCacheConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetCacheConfig(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig), hfunc, config); }
 static uint32_t cs_g_cuFuncSetCacheConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetCacheConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetCacheConfig), hfunc, config); }
 
@@ -2412,7 +2412,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncSetSharedMemConfig(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncSetSharedMemConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig), hfunc, config); }
+static uint32_t cuFuncSetSharedMemConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig), hfunc, config); }
 static uint32_t cs_d_cuFuncSetSharedMemConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetSharedMemConfig(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig), hfunc, config); }
 static uint32_t cs_g_cuFuncSetSharedMemConfig(void * hfunc, uint32_t config) { return cs_w_cuFuncSetSharedMemConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedMemConfig), hfunc, config); }
 
@@ -2431,7 +2431,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuFuncSetSharedSize(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuFuncSetSharedSize(void * hfunc, uint32_t bytes) { return cs_w_cuFuncSetSharedSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize), hfunc, bytes); }
+static uint32_t cuFuncSetSharedSize(void * hfunc, uint32_t bytes) { return cs_w_cuFuncSetSharedSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize), hfunc, bytes); }
 static uint32_t cs_d_cuFuncSetSharedSize(void * hfunc, uint32_t bytes) { return cs_w_cuFuncSetSharedSize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize), hfunc, bytes); }
 static uint32_t cs_g_cuFuncSetSharedSize(void * hfunc, uint32_t bytes) { return cs_w_cuFuncSetSharedSize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuFuncSetSharedSize), hfunc, bytes); }
 
@@ -2450,7 +2450,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGetErrorName(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGetErrorName(uint32_t error, void * pStr) { return cs_w_cuGetErrorName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorName), error, pStr); }
+static uint32_t cuGetErrorName(uint32_t error, void * pStr) { return cs_w_cuGetErrorName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorName), error, pStr); }
 static uint32_t cs_d_cuGetErrorName(uint32_t error, void * pStr) { return cs_w_cuGetErrorName(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorName), error, pStr); }
 static uint32_t cs_g_cuGetErrorName(uint32_t error, void * pStr) { return cs_w_cuGetErrorName(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorName), error, pStr); }
 
@@ -2469,7 +2469,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGetErrorString(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGetErrorString(uint32_t error, void * pStr) { return cs_w_cuGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorString), error, pStr); }
+static uint32_t cuGetErrorString(uint32_t error, void * pStr) { return cs_w_cuGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorString), error, pStr); }
 static uint32_t cs_d_cuGetErrorString(uint32_t error, void * pStr) { return cs_w_cuGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorString), error, pStr); }
 static uint32_t cs_g_cuGetErrorString(uint32_t error, void * pStr) { return cs_w_cuGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGetErrorString), error, pStr); }
 
@@ -2491,7 +2491,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGetExportTable(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cuGetExportTable(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGetExportTable), ppExportTable, pExportTableId); }
+static uint32_t cuGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cuGetExportTable(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGetExportTable), ppExportTable, pExportTableId); }
 static uint32_t cs_d_cuGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cuGetExportTable(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGetExportTable), ppExportTable, pExportTableId); }
 static uint32_t cs_g_cuGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cuGetExportTable(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGetExportTable), ppExportTable, pExportTableId); }
 
@@ -2516,7 +2516,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddBatchMemOpNode(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddBatchMemOpNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddBatchMemOpNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddBatchMemOpNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddBatchMemOpNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddBatchMemOpNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddBatchMemOpNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddBatchMemOpNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddBatchMemOpNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddBatchMemOpNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2535,7 +2535,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddChildGraphNode(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddChildGraphNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cuGraphAddChildGraphNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode), phGraphNode, hGraph, dependencies, numDependencies, childGraph); }
+static uint32_t cuGraphAddChildGraphNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cuGraphAddChildGraphNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode), phGraphNode, hGraph, dependencies, numDependencies, childGraph); }
 static uint32_t cs_d_cuGraphAddChildGraphNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cuGraphAddChildGraphNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode), phGraphNode, hGraph, dependencies, numDependencies, childGraph); }
 static uint32_t cs_g_cuGraphAddChildGraphNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cuGraphAddChildGraphNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddChildGraphNode), phGraphNode, hGraph, dependencies, numDependencies, childGraph); }
 
@@ -2554,7 +2554,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddDependencies(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies), hGraph, from, to, numDependencies); }
+static uint32_t cuGraphAddDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies), hGraph, from, to, numDependencies); }
 static uint32_t cs_d_cuGraphAddDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies), hGraph, from, to, numDependencies); }
 static uint32_t cs_g_cuGraphAddDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies), hGraph, from, to, numDependencies); }
 
@@ -2573,7 +2573,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddDependencies_v2(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
+static uint32_t cuGraphAddDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
 static uint32_t cs_d_cuGraphAddDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
 static uint32_t cs_g_cuGraphAddDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphAddDependencies_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
 
@@ -2592,7 +2592,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddEmptyNode(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddEmptyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies) { return cs_w_cuGraphAddEmptyNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode), phGraphNode, hGraph, dependencies, numDependencies); }
+static uint32_t cuGraphAddEmptyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies) { return cs_w_cuGraphAddEmptyNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode), phGraphNode, hGraph, dependencies, numDependencies); }
 static uint32_t cs_d_cuGraphAddEmptyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies) { return cs_w_cuGraphAddEmptyNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode), phGraphNode, hGraph, dependencies, numDependencies); }
 static uint32_t cs_g_cuGraphAddEmptyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies) { return cs_w_cuGraphAddEmptyNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEmptyNode), phGraphNode, hGraph, dependencies, numDependencies); }
 
@@ -2611,7 +2611,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddEventRecordNode(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddEventRecordNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventRecordNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
+static uint32_t cuGraphAddEventRecordNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventRecordNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
 static uint32_t cs_d_cuGraphAddEventRecordNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventRecordNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
 static uint32_t cs_g_cuGraphAddEventRecordNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventRecordNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventRecordNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
 
@@ -2630,7 +2630,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddEventWaitNode(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddEventWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
+static uint32_t cuGraphAddEventWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
 static uint32_t cs_d_cuGraphAddEventWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventWaitNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
 static uint32_t cs_g_cuGraphAddEventWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * event) { return cs_w_cuGraphAddEventWaitNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddEventWaitNode), phGraphNode, hGraph, dependencies, numDependencies, event); }
 
@@ -2649,7 +2649,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddExternalSemaphoresSigna
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddExternalSemaphoresSignalNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresSignalNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddExternalSemaphoresSignalNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresSignalNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddExternalSemaphoresSignalNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresSignalNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddExternalSemaphoresSignalNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresSignalNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2668,7 +2668,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddExternalSemaphoresWaitN
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddExternalSemaphoresWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddExternalSemaphoresWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddExternalSemaphoresWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresWaitNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddExternalSemaphoresWaitNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddExternalSemaphoresWaitNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2687,7 +2687,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddHostNode(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddHostNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddHostNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddHostNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddHostNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddHostNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddHostNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddHostNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddHostNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddHostNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2706,7 +2706,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddKernelNode(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddKernelNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddKernelNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddKernelNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddKernelNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2725,7 +2725,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddKernelNode_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddKernelNode_v2(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddKernelNode_v2(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddKernelNode_v2(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddKernelNode_v2(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddKernelNode_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddKernelNode_v2), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2744,7 +2744,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddMemAllocNode(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddMemAllocNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddMemAllocNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddMemAllocNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddMemAllocNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddMemAllocNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddMemAllocNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddMemAllocNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddMemAllocNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemAllocNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2763,7 +2763,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddMemFreeNode(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddMemFreeNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, uint64_t dptr) { return cs_w_cuGraphAddMemFreeNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode), phGraphNode, hGraph, dependencies, numDependencies, dptr); }
+static uint32_t cuGraphAddMemFreeNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, uint64_t dptr) { return cs_w_cuGraphAddMemFreeNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode), phGraphNode, hGraph, dependencies, numDependencies, dptr); }
 static uint32_t cs_d_cuGraphAddMemFreeNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, uint64_t dptr) { return cs_w_cuGraphAddMemFreeNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode), phGraphNode, hGraph, dependencies, numDependencies, dptr); }
 static uint32_t cs_g_cuGraphAddMemFreeNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, uint64_t dptr) { return cs_w_cuGraphAddMemFreeNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemFreeNode), phGraphNode, hGraph, dependencies, numDependencies, dptr); }
 
@@ -2782,7 +2782,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddMemcpyNode(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddMemcpyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * copyParams, void * ctx) { return cs_w_cuGraphAddMemcpyNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode), phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx); }
+static uint32_t cuGraphAddMemcpyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * copyParams, void * ctx) { return cs_w_cuGraphAddMemcpyNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode), phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx); }
 static uint32_t cs_d_cuGraphAddMemcpyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * copyParams, void * ctx) { return cs_w_cuGraphAddMemcpyNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode), phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx); }
 static uint32_t cs_g_cuGraphAddMemcpyNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * copyParams, void * ctx) { return cs_w_cuGraphAddMemcpyNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemcpyNode), phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx); }
 
@@ -2801,7 +2801,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddMemsetNode(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddMemsetNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * memsetParams, void * ctx) { return cs_w_cuGraphAddMemsetNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode), phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx); }
+static uint32_t cuGraphAddMemsetNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * memsetParams, void * ctx) { return cs_w_cuGraphAddMemsetNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode), phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx); }
 static uint32_t cs_d_cuGraphAddMemsetNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * memsetParams, void * ctx) { return cs_w_cuGraphAddMemsetNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode), phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx); }
 static uint32_t cs_g_cuGraphAddMemsetNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * memsetParams, void * ctx) { return cs_w_cuGraphAddMemsetNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddMemsetNode), phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx); }
 
@@ -2820,7 +2820,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddNode(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
+static uint32_t cuGraphAddNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddNode(void * phGraphNode, void * hGraph, void * dependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode), phGraphNode, hGraph, dependencies, numDependencies, nodeParams); }
 
@@ -2839,7 +2839,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphAddNode_v2(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphAddNode_v2(void * phGraphNode, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2), phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams); }
+static uint32_t cuGraphAddNode_v2(void * phGraphNode, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2), phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams); }
 static uint32_t cs_d_cuGraphAddNode_v2(void * phGraphNode, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2), phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams); }
 static uint32_t cs_g_cuGraphAddNode_v2(void * phGraphNode, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cuGraphAddNode_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphAddNode_v2), phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams); }
 
@@ -2858,7 +2858,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphBatchMemOpNodeGetParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphBatchMemOpNodeGetParams(void * hNode, void * nodeParams_out) { return cs_w_cuGraphBatchMemOpNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams), hNode, nodeParams_out); }
+static uint32_t cuGraphBatchMemOpNodeGetParams(void * hNode, void * nodeParams_out) { return cs_w_cuGraphBatchMemOpNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams), hNode, nodeParams_out); }
 static uint32_t cs_d_cuGraphBatchMemOpNodeGetParams(void * hNode, void * nodeParams_out) { return cs_w_cuGraphBatchMemOpNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams), hNode, nodeParams_out); }
 static uint32_t cs_g_cuGraphBatchMemOpNodeGetParams(void * hNode, void * nodeParams_out) { return cs_w_cuGraphBatchMemOpNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeGetParams), hNode, nodeParams_out); }
 
@@ -2877,7 +2877,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphBatchMemOpNodeSetParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphBatchMemOpNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphBatchMemOpNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphBatchMemOpNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphBatchMemOpNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphBatchMemOpNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphBatchMemOpNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphBatchMemOpNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphBatchMemOpNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphBatchMemOpNodeSetParams), hNode, nodeParams); }
 
@@ -2896,7 +2896,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphChildGraphNodeGetGraph(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphChildGraphNodeGetGraph(void * hNode, void * phGraph) { return cs_w_cuGraphChildGraphNodeGetGraph(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph), hNode, phGraph); }
+static uint32_t cuGraphChildGraphNodeGetGraph(void * hNode, void * phGraph) { return cs_w_cuGraphChildGraphNodeGetGraph(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph), hNode, phGraph); }
 static uint32_t cs_d_cuGraphChildGraphNodeGetGraph(void * hNode, void * phGraph) { return cs_w_cuGraphChildGraphNodeGetGraph(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph), hNode, phGraph); }
 static uint32_t cs_g_cuGraphChildGraphNodeGetGraph(void * hNode, void * phGraph) { return cs_w_cuGraphChildGraphNodeGetGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphChildGraphNodeGetGraph), hNode, phGraph); }
 
@@ -2915,7 +2915,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphClone(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphClone(void * phGraphClone, void * originalGraph) { return cs_w_cuGraphClone(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphClone), phGraphClone, originalGraph); }
+static uint32_t cuGraphClone(void * phGraphClone, void * originalGraph) { return cs_w_cuGraphClone(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphClone), phGraphClone, originalGraph); }
 static uint32_t cs_d_cuGraphClone(void * phGraphClone, void * originalGraph) { return cs_w_cuGraphClone(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphClone), phGraphClone, originalGraph); }
 static uint32_t cs_g_cuGraphClone(void * phGraphClone, void * originalGraph) { return cs_w_cuGraphClone(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphClone), phGraphClone, originalGraph); }
 
@@ -2934,7 +2934,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphConditionalHandleCreate(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphConditionalHandleCreate(void * pHandle_out, void * hGraph, void * ctx, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cuGraphConditionalHandleCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate), pHandle_out, hGraph, ctx, defaultLaunchValue, flags); }
+static uint32_t cuGraphConditionalHandleCreate(void * pHandle_out, void * hGraph, void * ctx, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cuGraphConditionalHandleCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate), pHandle_out, hGraph, ctx, defaultLaunchValue, flags); }
 static uint32_t cs_d_cuGraphConditionalHandleCreate(void * pHandle_out, void * hGraph, void * ctx, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cuGraphConditionalHandleCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate), pHandle_out, hGraph, ctx, defaultLaunchValue, flags); }
 static uint32_t cs_g_cuGraphConditionalHandleCreate(void * pHandle_out, void * hGraph, void * ctx, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cuGraphConditionalHandleCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphConditionalHandleCreate), pHandle_out, hGraph, ctx, defaultLaunchValue, flags); }
 
@@ -2953,7 +2953,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphCreate(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphCreate(void * phGraph, uint32_t flags) { return cs_w_cuGraphCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphCreate), phGraph, flags); }
+static uint32_t cuGraphCreate(void * phGraph, uint32_t flags) { return cs_w_cuGraphCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphCreate), phGraph, flags); }
 static uint32_t cs_d_cuGraphCreate(void * phGraph, uint32_t flags) { return cs_w_cuGraphCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphCreate), phGraph, flags); }
 static uint32_t cs_g_cuGraphCreate(void * phGraph, uint32_t flags) { return cs_w_cuGraphCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphCreate), phGraph, flags); }
 
@@ -2972,7 +2972,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphDebugDotPrint(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphDebugDotPrint(void * hGraph, void * path, uint32_t flags) { return cs_w_cuGraphDebugDotPrint(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint), hGraph, path, flags); }
+static uint32_t cuGraphDebugDotPrint(void * hGraph, void * path, uint32_t flags) { return cs_w_cuGraphDebugDotPrint(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint), hGraph, path, flags); }
 static uint32_t cs_d_cuGraphDebugDotPrint(void * hGraph, void * path, uint32_t flags) { return cs_w_cuGraphDebugDotPrint(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint), hGraph, path, flags); }
 static uint32_t cs_g_cuGraphDebugDotPrint(void * hGraph, void * path, uint32_t flags) { return cs_w_cuGraphDebugDotPrint(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDebugDotPrint), hGraph, path, flags); }
 
@@ -2991,7 +2991,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphDestroy(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphDestroy(void * hGraph) { return cs_w_cuGraphDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroy), hGraph); }
+static uint32_t cuGraphDestroy(void * hGraph) { return cs_w_cuGraphDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroy), hGraph); }
 static uint32_t cs_d_cuGraphDestroy(void * hGraph) { return cs_w_cuGraphDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroy), hGraph); }
 static uint32_t cs_g_cuGraphDestroy(void * hGraph) { return cs_w_cuGraphDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroy), hGraph); }
 
@@ -3010,7 +3010,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphDestroyNode(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphDestroyNode(void * hNode) { return cs_w_cuGraphDestroyNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode), hNode); }
+static uint32_t cuGraphDestroyNode(void * hNode) { return cs_w_cuGraphDestroyNode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode), hNode); }
 static uint32_t cs_d_cuGraphDestroyNode(void * hNode) { return cs_w_cuGraphDestroyNode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode), hNode); }
 static uint32_t cs_g_cuGraphDestroyNode(void * hNode) { return cs_w_cuGraphDestroyNode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphDestroyNode), hNode); }
 
@@ -3029,7 +3029,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphEventRecordNodeGetEvent(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphEventRecordNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventRecordNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent), hNode, event_out); }
+static uint32_t cuGraphEventRecordNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventRecordNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent), hNode, event_out); }
 static uint32_t cs_d_cuGraphEventRecordNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventRecordNodeGetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent), hNode, event_out); }
 static uint32_t cs_g_cuGraphEventRecordNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventRecordNodeGetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeGetEvent), hNode, event_out); }
 
@@ -3048,7 +3048,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphEventRecordNodeSetEvent(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphEventRecordNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent), hNode, event); }
+static uint32_t cuGraphEventRecordNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent), hNode, event); }
 static uint32_t cs_d_cuGraphEventRecordNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventRecordNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent), hNode, event); }
 static uint32_t cs_g_cuGraphEventRecordNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventRecordNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventRecordNodeSetEvent), hNode, event); }
 
@@ -3067,7 +3067,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphEventWaitNodeGetEvent(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphEventWaitNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventWaitNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent), hNode, event_out); }
+static uint32_t cuGraphEventWaitNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventWaitNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent), hNode, event_out); }
 static uint32_t cs_d_cuGraphEventWaitNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventWaitNodeGetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent), hNode, event_out); }
 static uint32_t cs_g_cuGraphEventWaitNodeGetEvent(void * hNode, void * event_out) { return cs_w_cuGraphEventWaitNodeGetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeGetEvent), hNode, event_out); }
 
@@ -3086,7 +3086,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphEventWaitNodeSetEvent(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphEventWaitNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent), hNode, event); }
+static uint32_t cuGraphEventWaitNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent), hNode, event); }
 static uint32_t cs_d_cuGraphEventWaitNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventWaitNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent), hNode, event); }
 static uint32_t cs_g_cuGraphEventWaitNodeSetEvent(void * hNode, void * event) { return cs_w_cuGraphEventWaitNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphEventWaitNodeSetEvent), hNode, event); }
 
@@ -3105,7 +3105,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecBatchMemOpNodeSetParam
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecBatchMemOpNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecBatchMemOpNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cuGraphExecBatchMemOpNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecBatchMemOpNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExecBatchMemOpNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecBatchMemOpNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExecBatchMemOpNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecBatchMemOpNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams), hGraphExec, hNode, nodeParams); }
 
@@ -3124,7 +3124,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecChildGraphNodeSetParam
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecChildGraphNodeSetParams(void * hGraphExec, void * hNode, void * childGraph) { return cs_w_cuGraphExecChildGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams), hGraphExec, hNode, childGraph); }
+static uint32_t cuGraphExecChildGraphNodeSetParams(void * hGraphExec, void * hNode, void * childGraph) { return cs_w_cuGraphExecChildGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams), hGraphExec, hNode, childGraph); }
 static uint32_t cs_d_cuGraphExecChildGraphNodeSetParams(void * hGraphExec, void * hNode, void * childGraph) { return cs_w_cuGraphExecChildGraphNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams), hGraphExec, hNode, childGraph); }
 static uint32_t cs_g_cuGraphExecChildGraphNodeSetParams(void * hGraphExec, void * hNode, void * childGraph) { return cs_w_cuGraphExecChildGraphNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecChildGraphNodeSetParams), hGraphExec, hNode, childGraph); }
 
@@ -3143,7 +3143,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecDestroy(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecDestroy(void * hGraphExec) { return cs_w_cuGraphExecDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy), hGraphExec); }
+static uint32_t cuGraphExecDestroy(void * hGraphExec) { return cs_w_cuGraphExecDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy), hGraphExec); }
 static uint32_t cs_d_cuGraphExecDestroy(void * hGraphExec) { return cs_w_cuGraphExecDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy), hGraphExec); }
 static uint32_t cs_g_cuGraphExecDestroy(void * hGraphExec) { return cs_w_cuGraphExecDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecDestroy), hGraphExec); }
 
@@ -3162,7 +3162,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecEventRecordNodeSetEven
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
+static uint32_t cuGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_d_cuGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventRecordNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_g_cuGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventRecordNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
 
@@ -3181,7 +3181,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecEventWaitNodeSetEvent(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
+static uint32_t cuGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_d_cuGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventWaitNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_g_cuGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cuGraphExecEventWaitNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
 
@@ -3200,7 +3200,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecExternalSemaphoresSign
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cuGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
 
@@ -3219,7 +3219,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecExternalSemaphoresWait
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cuGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
 
@@ -3238,7 +3238,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecGetFlags(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecGetFlags(void * hGraphExec, void * flags) { return cs_w_cuGraphExecGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags), hGraphExec, flags); }
+static uint32_t cuGraphExecGetFlags(void * hGraphExec, void * flags) { return cs_w_cuGraphExecGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags), hGraphExec, flags); }
 static uint32_t cs_d_cuGraphExecGetFlags(void * hGraphExec, void * flags) { return cs_w_cuGraphExecGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags), hGraphExec, flags); }
 static uint32_t cs_g_cuGraphExecGetFlags(void * hGraphExec, void * flags) { return cs_w_cuGraphExecGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecGetFlags), hGraphExec, flags); }
 
@@ -3257,7 +3257,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecHostNodeSetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecHostNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cuGraphExecHostNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExecHostNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecHostNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExecHostNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecHostNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecHostNodeSetParams), hGraphExec, hNode, nodeParams); }
 
@@ -3276,7 +3276,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecKernelNodeSetParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecKernelNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cuGraphExecKernelNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExecKernelNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExecKernelNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams), hGraphExec, hNode, nodeParams); }
 
@@ -3295,7 +3295,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecKernelNodeSetParams_v2
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecKernelNodeSetParams_v2(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2), hGraphExec, hNode, nodeParams); }
+static uint32_t cuGraphExecKernelNodeSetParams_v2(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExecKernelNodeSetParams_v2(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExecKernelNodeSetParams_v2(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecKernelNodeSetParams_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecKernelNodeSetParams_v2), hGraphExec, hNode, nodeParams); }
 
@@ -3314,7 +3314,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecMemcpyNodeSetParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecMemcpyNodeSetParams(void * hGraphExec, void * hNode, void * copyParams, void * ctx) { return cs_w_cuGraphExecMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams), hGraphExec, hNode, copyParams, ctx); }
+static uint32_t cuGraphExecMemcpyNodeSetParams(void * hGraphExec, void * hNode, void * copyParams, void * ctx) { return cs_w_cuGraphExecMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams), hGraphExec, hNode, copyParams, ctx); }
 static uint32_t cs_d_cuGraphExecMemcpyNodeSetParams(void * hGraphExec, void * hNode, void * copyParams, void * ctx) { return cs_w_cuGraphExecMemcpyNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams), hGraphExec, hNode, copyParams, ctx); }
 static uint32_t cs_g_cuGraphExecMemcpyNodeSetParams(void * hGraphExec, void * hNode, void * copyParams, void * ctx) { return cs_w_cuGraphExecMemcpyNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemcpyNodeSetParams), hGraphExec, hNode, copyParams, ctx); }
 
@@ -3333,7 +3333,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecMemsetNodeSetParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecMemsetNodeSetParams(void * hGraphExec, void * hNode, void * memsetParams, void * ctx) { return cs_w_cuGraphExecMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams), hGraphExec, hNode, memsetParams, ctx); }
+static uint32_t cuGraphExecMemsetNodeSetParams(void * hGraphExec, void * hNode, void * memsetParams, void * ctx) { return cs_w_cuGraphExecMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams), hGraphExec, hNode, memsetParams, ctx); }
 static uint32_t cs_d_cuGraphExecMemsetNodeSetParams(void * hGraphExec, void * hNode, void * memsetParams, void * ctx) { return cs_w_cuGraphExecMemsetNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams), hGraphExec, hNode, memsetParams, ctx); }
 static uint32_t cs_g_cuGraphExecMemsetNodeSetParams(void * hGraphExec, void * hNode, void * memsetParams, void * ctx) { return cs_w_cuGraphExecMemsetNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecMemsetNodeSetParams), hGraphExec, hNode, memsetParams, ctx); }
 
@@ -3352,7 +3352,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecNodeSetParams(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cuGraphExecNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExecNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExecNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cuGraphExecNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecNodeSetParams), hGraphExec, hNode, nodeParams); }
 
@@ -3371,7 +3371,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecUpdate(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecUpdate(void * hGraphExec, void * hGraph, void * hErrorNode_out, void * updateResult_out) { return cs_w_cuGraphExecUpdate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate), hGraphExec, hGraph, hErrorNode_out, updateResult_out); }
+static uint32_t cuGraphExecUpdate(void * hGraphExec, void * hGraph, void * hErrorNode_out, void * updateResult_out) { return cs_w_cuGraphExecUpdate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate), hGraphExec, hGraph, hErrorNode_out, updateResult_out); }
 static uint32_t cs_d_cuGraphExecUpdate(void * hGraphExec, void * hGraph, void * hErrorNode_out, void * updateResult_out) { return cs_w_cuGraphExecUpdate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate), hGraphExec, hGraph, hErrorNode_out, updateResult_out); }
 static uint32_t cs_g_cuGraphExecUpdate(void * hGraphExec, void * hGraph, void * hErrorNode_out, void * updateResult_out) { return cs_w_cuGraphExecUpdate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate), hGraphExec, hGraph, hErrorNode_out, updateResult_out); }
 
@@ -3390,7 +3390,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExecUpdate_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExecUpdate_v2(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cuGraphExecUpdate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2), hGraphExec, hGraph, resultInfo); }
+static uint32_t cuGraphExecUpdate_v2(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cuGraphExecUpdate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2), hGraphExec, hGraph, resultInfo); }
 static uint32_t cs_d_cuGraphExecUpdate_v2(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cuGraphExecUpdate_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2), hGraphExec, hGraph, resultInfo); }
 static uint32_t cs_g_cuGraphExecUpdate_v2(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cuGraphExecUpdate_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExecUpdate_v2), hGraphExec, hGraph, resultInfo); }
 
@@ -3409,7 +3409,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExternalSemaphoresSignalNo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
+static uint32_t cuGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
 static uint32_t cs_d_cuGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
 static uint32_t cs_g_cuGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
 
@@ -3428,7 +3428,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExternalSemaphoresSignalNo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
 
@@ -3447,7 +3447,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExternalSemaphoresWaitNode
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
+static uint32_t cuGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
 static uint32_t cs_d_cuGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
 static uint32_t cs_g_cuGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
 
@@ -3466,7 +3466,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphExternalSemaphoresWaitNode
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
 
@@ -3485,7 +3485,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphGetEdges(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphGetEdges(void * hGraph, void * from, void * to, void * numEdges) { return cs_w_cuGraphGetEdges(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges), hGraph, from, to, numEdges); }
+static uint32_t cuGraphGetEdges(void * hGraph, void * from, void * to, void * numEdges) { return cs_w_cuGraphGetEdges(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges), hGraph, from, to, numEdges); }
 static uint32_t cs_d_cuGraphGetEdges(void * hGraph, void * from, void * to, void * numEdges) { return cs_w_cuGraphGetEdges(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges), hGraph, from, to, numEdges); }
 static uint32_t cs_g_cuGraphGetEdges(void * hGraph, void * from, void * to, void * numEdges) { return cs_w_cuGraphGetEdges(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges), hGraph, from, to, numEdges); }
 
@@ -3504,7 +3504,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphGetEdges_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphGetEdges_v2(void * hGraph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cuGraphGetEdges_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2), hGraph, from, to, edgeData, numEdges); }
+static uint32_t cuGraphGetEdges_v2(void * hGraph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cuGraphGetEdges_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2), hGraph, from, to, edgeData, numEdges); }
 static uint32_t cs_d_cuGraphGetEdges_v2(void * hGraph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cuGraphGetEdges_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2), hGraph, from, to, edgeData, numEdges); }
 static uint32_t cs_g_cuGraphGetEdges_v2(void * hGraph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cuGraphGetEdges_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetEdges_v2), hGraph, from, to, edgeData, numEdges); }
 
@@ -3523,7 +3523,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphGetNodes(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphGetNodes(void * hGraph, void * nodes, void * numNodes) { return cs_w_cuGraphGetNodes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetNodes), hGraph, nodes, numNodes); }
+static uint32_t cuGraphGetNodes(void * hGraph, void * nodes, void * numNodes) { return cs_w_cuGraphGetNodes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetNodes), hGraph, nodes, numNodes); }
 static uint32_t cs_d_cuGraphGetNodes(void * hGraph, void * nodes, void * numNodes) { return cs_w_cuGraphGetNodes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetNodes), hGraph, nodes, numNodes); }
 static uint32_t cs_g_cuGraphGetNodes(void * hGraph, void * nodes, void * numNodes) { return cs_w_cuGraphGetNodes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetNodes), hGraph, nodes, numNodes); }
 
@@ -3542,7 +3542,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphGetRootNodes(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphGetRootNodes(void * hGraph, void * rootNodes, void * numRootNodes) { return cs_w_cuGraphGetRootNodes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes), hGraph, rootNodes, numRootNodes); }
+static uint32_t cuGraphGetRootNodes(void * hGraph, void * rootNodes, void * numRootNodes) { return cs_w_cuGraphGetRootNodes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes), hGraph, rootNodes, numRootNodes); }
 static uint32_t cs_d_cuGraphGetRootNodes(void * hGraph, void * rootNodes, void * numRootNodes) { return cs_w_cuGraphGetRootNodes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes), hGraph, rootNodes, numRootNodes); }
 static uint32_t cs_g_cuGraphGetRootNodes(void * hGraph, void * rootNodes, void * numRootNodes) { return cs_w_cuGraphGetRootNodes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphGetRootNodes), hGraph, rootNodes, numRootNodes); }
 
@@ -3561,7 +3561,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphHostNodeGetParams(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphHostNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams), hNode, nodeParams); }
+static uint32_t cuGraphHostNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphHostNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphHostNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeGetParams), hNode, nodeParams); }
 
@@ -3580,7 +3580,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphHostNodeSetParams(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphHostNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphHostNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphHostNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphHostNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphHostNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphHostNodeSetParams), hNode, nodeParams); }
 
@@ -3599,7 +3599,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphInstantiate(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphInstantiate(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
+static uint32_t cuGraphInstantiate(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
 static uint32_t cs_d_cuGraphInstantiate(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
 static uint32_t cs_g_cuGraphInstantiate(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
 
@@ -3618,7 +3618,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphInstantiateWithFlags(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphInstantiateWithFlags(void * phGraphExec, void * hGraph, uint64_t flags) { return cs_w_cuGraphInstantiateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags), phGraphExec, hGraph, flags); }
+static uint32_t cuGraphInstantiateWithFlags(void * phGraphExec, void * hGraph, uint64_t flags) { return cs_w_cuGraphInstantiateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags), phGraphExec, hGraph, flags); }
 static uint32_t cs_d_cuGraphInstantiateWithFlags(void * phGraphExec, void * hGraph, uint64_t flags) { return cs_w_cuGraphInstantiateWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags), phGraphExec, hGraph, flags); }
 static uint32_t cs_g_cuGraphInstantiateWithFlags(void * phGraphExec, void * hGraph, uint64_t flags) { return cs_w_cuGraphInstantiateWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithFlags), phGraphExec, hGraph, flags); }
 
@@ -3637,7 +3637,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphInstantiateWithParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphInstantiateWithParams(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams), phGraphExec, hGraph, instantiateParams); }
+static uint32_t cuGraphInstantiateWithParams(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams), phGraphExec, hGraph, instantiateParams); }
 static uint32_t cs_d_cuGraphInstantiateWithParams(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams), phGraphExec, hGraph, instantiateParams); }
 static uint32_t cs_g_cuGraphInstantiateWithParams(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams), phGraphExec, hGraph, instantiateParams); }
 
@@ -3656,7 +3656,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphInstantiateWithParams_ptsz
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphInstantiateWithParams_ptsz(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz), phGraphExec, hGraph, instantiateParams); }
+static uint32_t cuGraphInstantiateWithParams_ptsz(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz), phGraphExec, hGraph, instantiateParams); }
 static uint32_t cs_d_cuGraphInstantiateWithParams_ptsz(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz), phGraphExec, hGraph, instantiateParams); }
 static uint32_t cs_g_cuGraphInstantiateWithParams_ptsz(void * phGraphExec, void * hGraph, void * instantiateParams) { return cs_w_cuGraphInstantiateWithParams_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiateWithParams_ptsz), phGraphExec, hGraph, instantiateParams); }
 
@@ -3675,7 +3675,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphInstantiate_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphInstantiate_v2(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
+static uint32_t cuGraphInstantiate_v2(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
 static uint32_t cs_d_cuGraphInstantiate_v2(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
 static uint32_t cs_g_cuGraphInstantiate_v2(void * phGraphExec, void * hGraph, void * phErrorNode, void * logBuffer, uint64_t bufferSize) { return cs_w_cuGraphInstantiate_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphInstantiate_v2), phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); }
 
@@ -3694,7 +3694,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphKernelNodeCopyAttributes(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphKernelNodeCopyAttributes(void * dst, void * src) { return cs_w_cuGraphKernelNodeCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes), dst, src); }
+static uint32_t cuGraphKernelNodeCopyAttributes(void * dst, void * src) { return cs_w_cuGraphKernelNodeCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes), dst, src); }
 static uint32_t cs_d_cuGraphKernelNodeCopyAttributes(void * dst, void * src) { return cs_w_cuGraphKernelNodeCopyAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes), dst, src); }
 static uint32_t cs_g_cuGraphKernelNodeCopyAttributes(void * dst, void * src) { return cs_w_cuGraphKernelNodeCopyAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeCopyAttributes), dst, src); }
 
@@ -3713,7 +3713,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphKernelNodeGetAttribute(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cuGraphKernelNodeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute), hNode, attr, value_out); }
+static uint32_t cuGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cuGraphKernelNodeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute), hNode, attr, value_out); }
 static uint32_t cs_d_cuGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cuGraphKernelNodeGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute), hNode, attr, value_out); }
 static uint32_t cs_g_cuGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cuGraphKernelNodeGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetAttribute), hNode, attr, value_out); }
 
@@ -3732,7 +3732,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphKernelNodeGetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphKernelNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams), hNode, nodeParams); }
+static uint32_t cuGraphKernelNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphKernelNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphKernelNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams), hNode, nodeParams); }
 
@@ -3751,7 +3751,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphKernelNodeGetParams_v2(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphKernelNodeGetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2), hNode, nodeParams); }
+static uint32_t cuGraphKernelNodeGetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphKernelNodeGetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphKernelNodeGetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeGetParams_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeGetParams_v2), hNode, nodeParams); }
 
@@ -3770,7 +3770,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphKernelNodeSetAttribute(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cuGraphKernelNodeSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute), hNode, attr, value); }
+static uint32_t cuGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cuGraphKernelNodeSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute), hNode, attr, value); }
 static uint32_t cs_d_cuGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cuGraphKernelNodeSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute), hNode, attr, value); }
 static uint32_t cs_g_cuGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cuGraphKernelNodeSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetAttribute), hNode, attr, value); }
 
@@ -3789,7 +3789,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphKernelNodeSetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphKernelNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphKernelNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphKernelNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphKernelNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams), hNode, nodeParams); }
 
@@ -3808,7 +3808,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphKernelNodeSetParams_v2(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphKernelNodeSetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2), hNode, nodeParams); }
+static uint32_t cuGraphKernelNodeSetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphKernelNodeSetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphKernelNodeSetParams_v2(void * hNode, void * nodeParams) { return cs_w_cuGraphKernelNodeSetParams_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphKernelNodeSetParams_v2), hNode, nodeParams); }
 
@@ -3829,7 +3829,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphLaunch(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphLaunch(void * hGraph, void * hStream) { return cs_w_cuGraphLaunch(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch), hGraph, hStream); }
+static uint32_t cuGraphLaunch(void * hGraph, void * hStream) { return cs_w_cuGraphLaunch(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch), hGraph, hStream); }
 static uint32_t cs_d_cuGraphLaunch(void * hGraph, void * hStream) { return cs_w_cuGraphLaunch(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch), hGraph, hStream); }
 static uint32_t cs_g_cuGraphLaunch(void * hGraph, void * hStream) { return cs_w_cuGraphLaunch(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch), hGraph, hStream); }
 
@@ -3850,7 +3850,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphLaunch_ptsz(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphLaunch_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphLaunch_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz), hGraphExec, hStream); }
+static uint32_t cuGraphLaunch_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphLaunch_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz), hGraphExec, hStream); }
 static uint32_t cs_d_cuGraphLaunch_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphLaunch_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz), hGraphExec, hStream); }
 static uint32_t cs_g_cuGraphLaunch_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphLaunch_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphLaunch_ptsz), hGraphExec, hStream); }
 
@@ -3869,7 +3869,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphMemAllocNodeGetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphMemAllocNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphMemAllocNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams), hNode, params_out); }
+static uint32_t cuGraphMemAllocNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphMemAllocNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams), hNode, params_out); }
 static uint32_t cs_d_cuGraphMemAllocNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphMemAllocNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams), hNode, params_out); }
 static uint32_t cs_g_cuGraphMemAllocNodeGetParams(void * hNode, void * params_out) { return cs_w_cuGraphMemAllocNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemAllocNodeGetParams), hNode, params_out); }
 
@@ -3888,7 +3888,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphMemFreeNodeGetParams(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphMemFreeNodeGetParams(void * hNode, void * dptr_out) { return cs_w_cuGraphMemFreeNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams), hNode, dptr_out); }
+static uint32_t cuGraphMemFreeNodeGetParams(void * hNode, void * dptr_out) { return cs_w_cuGraphMemFreeNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams), hNode, dptr_out); }
 static uint32_t cs_d_cuGraphMemFreeNodeGetParams(void * hNode, void * dptr_out) { return cs_w_cuGraphMemFreeNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams), hNode, dptr_out); }
 static uint32_t cs_g_cuGraphMemFreeNodeGetParams(void * hNode, void * dptr_out) { return cs_w_cuGraphMemFreeNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemFreeNodeGetParams), hNode, dptr_out); }
 
@@ -3907,7 +3907,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphMemcpyNodeGetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphMemcpyNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams), hNode, nodeParams); }
+static uint32_t cuGraphMemcpyNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphMemcpyNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphMemcpyNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeGetParams), hNode, nodeParams); }
 
@@ -3926,7 +3926,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphMemcpyNodeSetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphMemcpyNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphMemcpyNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphMemcpyNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphMemcpyNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemcpyNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemcpyNodeSetParams), hNode, nodeParams); }
 
@@ -3945,7 +3945,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphMemsetNodeGetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphMemsetNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams), hNode, nodeParams); }
+static uint32_t cuGraphMemsetNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphMemsetNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphMemsetNodeGetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeGetParams), hNode, nodeParams); }
 
@@ -3964,7 +3964,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphMemsetNodeSetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphMemsetNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphMemsetNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphMemsetNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphMemsetNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphMemsetNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphMemsetNodeSetParams), hNode, nodeParams); }
 
@@ -3983,7 +3983,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeFindInClone(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeFindInClone(void * phNode, void * hOriginalNode, void * hClonedGraph) { return cs_w_cuGraphNodeFindInClone(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone), phNode, hOriginalNode, hClonedGraph); }
+static uint32_t cuGraphNodeFindInClone(void * phNode, void * hOriginalNode, void * hClonedGraph) { return cs_w_cuGraphNodeFindInClone(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone), phNode, hOriginalNode, hClonedGraph); }
 static uint32_t cs_d_cuGraphNodeFindInClone(void * phNode, void * hOriginalNode, void * hClonedGraph) { return cs_w_cuGraphNodeFindInClone(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone), phNode, hOriginalNode, hClonedGraph); }
 static uint32_t cs_g_cuGraphNodeFindInClone(void * phNode, void * hOriginalNode, void * hClonedGraph) { return cs_w_cuGraphNodeFindInClone(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeFindInClone), phNode, hOriginalNode, hClonedGraph); }
 
@@ -4002,7 +4002,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeGetDependencies(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeGetDependencies(void * hNode, void * dependencies, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies), hNode, dependencies, numDependencies); }
+static uint32_t cuGraphNodeGetDependencies(void * hNode, void * dependencies, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies), hNode, dependencies, numDependencies); }
 static uint32_t cs_d_cuGraphNodeGetDependencies(void * hNode, void * dependencies, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies), hNode, dependencies, numDependencies); }
 static uint32_t cs_g_cuGraphNodeGetDependencies(void * hNode, void * dependencies, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies), hNode, dependencies, numDependencies); }
 
@@ -4021,7 +4021,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeGetDependencies_v2(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeGetDependencies_v2(void * hNode, void * dependencies, void * edgeData, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2), hNode, dependencies, edgeData, numDependencies); }
+static uint32_t cuGraphNodeGetDependencies_v2(void * hNode, void * dependencies, void * edgeData, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2), hNode, dependencies, edgeData, numDependencies); }
 static uint32_t cs_d_cuGraphNodeGetDependencies_v2(void * hNode, void * dependencies, void * edgeData, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2), hNode, dependencies, edgeData, numDependencies); }
 static uint32_t cs_g_cuGraphNodeGetDependencies_v2(void * hNode, void * dependencies, void * edgeData, void * numDependencies) { return cs_w_cuGraphNodeGetDependencies_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependencies_v2), hNode, dependencies, edgeData, numDependencies); }
 
@@ -4040,7 +4040,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeGetDependentNodes(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeGetDependentNodes(void * hNode, void * dependentNodes, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes), hNode, dependentNodes, numDependentNodes); }
+static uint32_t cuGraphNodeGetDependentNodes(void * hNode, void * dependentNodes, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes), hNode, dependentNodes, numDependentNodes); }
 static uint32_t cs_d_cuGraphNodeGetDependentNodes(void * hNode, void * dependentNodes, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes), hNode, dependentNodes, numDependentNodes); }
 static uint32_t cs_g_cuGraphNodeGetDependentNodes(void * hNode, void * dependentNodes, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes), hNode, dependentNodes, numDependentNodes); }
 
@@ -4059,7 +4059,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeGetDependentNodes_v2(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeGetDependentNodes_v2(void * hNode, void * dependentNodes, void * edgeData, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2), hNode, dependentNodes, edgeData, numDependentNodes); }
+static uint32_t cuGraphNodeGetDependentNodes_v2(void * hNode, void * dependentNodes, void * edgeData, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2), hNode, dependentNodes, edgeData, numDependentNodes); }
 static uint32_t cs_d_cuGraphNodeGetDependentNodes_v2(void * hNode, void * dependentNodes, void * edgeData, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2), hNode, dependentNodes, edgeData, numDependentNodes); }
 static uint32_t cs_g_cuGraphNodeGetDependentNodes_v2(void * hNode, void * dependentNodes, void * edgeData, void * numDependentNodes) { return cs_w_cuGraphNodeGetDependentNodes_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetDependentNodes_v2), hNode, dependentNodes, edgeData, numDependentNodes); }
 
@@ -4078,7 +4078,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeGetEnabled(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cuGraphNodeGetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
+static uint32_t cuGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cuGraphNodeGetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_d_cuGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cuGraphNodeGetEnabled(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_g_cuGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cuGraphNodeGetEnabled(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
 
@@ -4097,7 +4097,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeGetType(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeGetType(void * hNode, void * type) { return cs_w_cuGraphNodeGetType(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType), hNode, type); }
+static uint32_t cuGraphNodeGetType(void * hNode, void * type) { return cs_w_cuGraphNodeGetType(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType), hNode, type); }
 static uint32_t cs_d_cuGraphNodeGetType(void * hNode, void * type) { return cs_w_cuGraphNodeGetType(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType), hNode, type); }
 static uint32_t cs_g_cuGraphNodeGetType(void * hNode, void * type) { return cs_w_cuGraphNodeGetType(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeGetType), hNode, type); }
 
@@ -4116,7 +4116,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeSetEnabled(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cuGraphNodeSetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
+static uint32_t cuGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cuGraphNodeSetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_d_cuGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cuGraphNodeSetEnabled(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_g_cuGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cuGraphNodeSetEnabled(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
 
@@ -4135,7 +4135,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphNodeSetParams(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams), hNode, nodeParams); }
+static uint32_t cuGraphNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cuGraphNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cuGraphNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cuGraphNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphNodeSetParams), hNode, nodeParams); }
 
@@ -4154,7 +4154,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphReleaseUserObject(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cuGraphReleaseUserObject(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject), graph, object, count); }
+static uint32_t cuGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cuGraphReleaseUserObject(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject), graph, object, count); }
 static uint32_t cs_d_cuGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cuGraphReleaseUserObject(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject), graph, object, count); }
 static uint32_t cs_g_cuGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cuGraphReleaseUserObject(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphReleaseUserObject), graph, object, count); }
 
@@ -4173,7 +4173,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphRemoveDependencies(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphRemoveDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies), hGraph, from, to, numDependencies); }
+static uint32_t cuGraphRemoveDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies), hGraph, from, to, numDependencies); }
 static uint32_t cs_d_cuGraphRemoveDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies), hGraph, from, to, numDependencies); }
 static uint32_t cs_g_cuGraphRemoveDependencies(void * hGraph, void * from, void * to, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies), hGraph, from, to, numDependencies); }
 
@@ -4192,7 +4192,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphRemoveDependencies_v2(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphRemoveDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
+static uint32_t cuGraphRemoveDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
 static uint32_t cs_d_cuGraphRemoveDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
 static uint32_t cs_g_cuGraphRemoveDependencies_v2(void * hGraph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cuGraphRemoveDependencies_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRemoveDependencies_v2), hGraph, from, to, edgeData, numDependencies); }
 
@@ -4211,7 +4211,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphRetainUserObject(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cuGraphRetainUserObject(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject), graph, object, count, flags); }
+static uint32_t cuGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cuGraphRetainUserObject(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject), graph, object, count, flags); }
 static uint32_t cs_d_cuGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cuGraphRetainUserObject(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject), graph, object, count, flags); }
 static uint32_t cs_g_cuGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cuGraphRetainUserObject(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphRetainUserObject), graph, object, count, flags); }
 
@@ -4230,7 +4230,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphUpload(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphUpload(void * hGraph, void * hStream) { return cs_w_cuGraphUpload(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload), hGraph, hStream); }
+static uint32_t cuGraphUpload(void * hGraph, void * hStream) { return cs_w_cuGraphUpload(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload), hGraph, hStream); }
 static uint32_t cs_d_cuGraphUpload(void * hGraph, void * hStream) { return cs_w_cuGraphUpload(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload), hGraph, hStream); }
 static uint32_t cs_g_cuGraphUpload(void * hGraph, void * hStream) { return cs_w_cuGraphUpload(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload), hGraph, hStream); }
 
@@ -4249,7 +4249,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphUpload_ptsz(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphUpload_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphUpload_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz), hGraphExec, hStream); }
+static uint32_t cuGraphUpload_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphUpload_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz), hGraphExec, hStream); }
 static uint32_t cs_d_cuGraphUpload_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphUpload_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz), hGraphExec, hStream); }
 static uint32_t cs_g_cuGraphUpload_ptsz(void * hGraphExec, void * hStream) { return cs_w_cuGraphUpload_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphUpload_ptsz), hGraphExec, hStream); }
 
@@ -4268,7 +4268,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsMapResources(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsMapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources), count, resources, hStream); }
+static uint32_t cuGraphicsMapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources), count, resources, hStream); }
 static uint32_t cs_d_cuGraphicsMapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources), count, resources, hStream); }
 static uint32_t cs_g_cuGraphicsMapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources), count, resources, hStream); }
 
@@ -4287,7 +4287,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsMapResources_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsMapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz), count, resources, hStream); }
+static uint32_t cuGraphicsMapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz), count, resources, hStream); }
 static uint32_t cs_d_cuGraphicsMapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz), count, resources, hStream); }
 static uint32_t cs_g_cuGraphicsMapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsMapResources_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsMapResources_ptsz), count, resources, hStream); }
 
@@ -4306,7 +4306,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsResourceGetMappedMipmap
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsResourceGetMappedMipmappedArray(void * pMipmappedArray, void * resource) { return cs_w_cuGraphicsResourceGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray), pMipmappedArray, resource); }
+static uint32_t cuGraphicsResourceGetMappedMipmappedArray(void * pMipmappedArray, void * resource) { return cs_w_cuGraphicsResourceGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray), pMipmappedArray, resource); }
 static uint32_t cs_d_cuGraphicsResourceGetMappedMipmappedArray(void * pMipmappedArray, void * resource) { return cs_w_cuGraphicsResourceGetMappedMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray), pMipmappedArray, resource); }
 static uint32_t cs_g_cuGraphicsResourceGetMappedMipmappedArray(void * pMipmappedArray, void * resource) { return cs_w_cuGraphicsResourceGetMappedMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray), pMipmappedArray, resource); }
 
@@ -4325,7 +4325,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsResourceGetMappedPointe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsResourceGetMappedPointer(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer), pDevPtr, pSize, resource); }
+static uint32_t cuGraphicsResourceGetMappedPointer(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer), pDevPtr, pSize, resource); }
 static uint32_t cs_d_cuGraphicsResourceGetMappedPointer(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer), pDevPtr, pSize, resource); }
 static uint32_t cs_g_cuGraphicsResourceGetMappedPointer(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer), pDevPtr, pSize, resource); }
 
@@ -4344,7 +4344,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsResourceGetMappedPointe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsResourceGetMappedPointer_v2(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2), pDevPtr, pSize, resource); }
+static uint32_t cuGraphicsResourceGetMappedPointer_v2(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2), pDevPtr, pSize, resource); }
 static uint32_t cs_d_cuGraphicsResourceGetMappedPointer_v2(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2), pDevPtr, pSize, resource); }
 static uint32_t cs_g_cuGraphicsResourceGetMappedPointer_v2(void * pDevPtr, void * pSize, void * resource) { return cs_w_cuGraphicsResourceGetMappedPointer_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2), pDevPtr, pSize, resource); }
 
@@ -4363,7 +4363,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsResourceSetMapFlags(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags), resource, flags); }
+static uint32_t cuGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags), resource, flags); }
 static uint32_t cs_d_cuGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags), resource, flags); }
 static uint32_t cs_g_cuGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags), resource, flags); }
 
@@ -4382,7 +4382,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsResourceSetMapFlags_v2(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsResourceSetMapFlags_v2(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2), resource, flags); }
+static uint32_t cuGraphicsResourceSetMapFlags_v2(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2), resource, flags); }
 static uint32_t cs_d_cuGraphicsResourceSetMapFlags_v2(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2), resource, flags); }
 static uint32_t cs_g_cuGraphicsResourceSetMapFlags_v2(void * resource, uint32_t flags) { return cs_w_cuGraphicsResourceSetMapFlags_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsResourceSetMapFlags_v2), resource, flags); }
 
@@ -4401,7 +4401,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsSubResourceGetMappedArr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsSubResourceGetMappedArray(void * pArray, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cuGraphicsSubResourceGetMappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray), pArray, resource, arrayIndex, mipLevel); }
+static uint32_t cuGraphicsSubResourceGetMappedArray(void * pArray, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cuGraphicsSubResourceGetMappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray), pArray, resource, arrayIndex, mipLevel); }
 static uint32_t cs_d_cuGraphicsSubResourceGetMappedArray(void * pArray, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cuGraphicsSubResourceGetMappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray), pArray, resource, arrayIndex, mipLevel); }
 static uint32_t cs_g_cuGraphicsSubResourceGetMappedArray(void * pArray, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cuGraphicsSubResourceGetMappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsSubResourceGetMappedArray), pArray, resource, arrayIndex, mipLevel); }
 
@@ -4420,7 +4420,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsUnmapResources(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsUnmapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources), count, resources, hStream); }
+static uint32_t cuGraphicsUnmapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources), count, resources, hStream); }
 static uint32_t cs_d_cuGraphicsUnmapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources), count, resources, hStream); }
 static uint32_t cs_g_cuGraphicsUnmapResources(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources), count, resources, hStream); }
 
@@ -4439,7 +4439,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsUnmapResources_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsUnmapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz), count, resources, hStream); }
+static uint32_t cuGraphicsUnmapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz), count, resources, hStream); }
 static uint32_t cs_d_cuGraphicsUnmapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz), count, resources, hStream); }
 static uint32_t cs_g_cuGraphicsUnmapResources_ptsz(uint32_t count, void * resources, void * hStream) { return cs_w_cuGraphicsUnmapResources_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnmapResources_ptsz), count, resources, hStream); }
 
@@ -4458,7 +4458,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGraphicsUnregisterResource(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGraphicsUnregisterResource(void * resource) { return cs_w_cuGraphicsUnregisterResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource), resource); }
+static uint32_t cuGraphicsUnregisterResource(void * resource) { return cs_w_cuGraphicsUnregisterResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource), resource); }
 static uint32_t cs_d_cuGraphicsUnregisterResource(void * resource) { return cs_w_cuGraphicsUnregisterResource(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource), resource); }
 static uint32_t cs_g_cuGraphicsUnregisterResource(void * resource) { return cs_w_cuGraphicsUnregisterResource(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGraphicsUnregisterResource), resource); }
 
@@ -4477,7 +4477,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGreenCtxCreate(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGreenCtxCreate(void * phCtx, void * desc, int32_t dev, uint32_t flags) { return cs_w_cuGreenCtxCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate), phCtx, desc, dev, flags); }
+static uint32_t cuGreenCtxCreate(void * phCtx, void * desc, int32_t dev, uint32_t flags) { return cs_w_cuGreenCtxCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate), phCtx, desc, dev, flags); }
 static uint32_t cs_d_cuGreenCtxCreate(void * phCtx, void * desc, int32_t dev, uint32_t flags) { return cs_w_cuGreenCtxCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate), phCtx, desc, dev, flags); }
 static uint32_t cs_g_cuGreenCtxCreate(void * phCtx, void * desc, int32_t dev, uint32_t flags) { return cs_w_cuGreenCtxCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxCreate), phCtx, desc, dev, flags); }
 
@@ -4496,7 +4496,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGreenCtxDestroy(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGreenCtxDestroy(void * hCtx) { return cs_w_cuGreenCtxDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy), hCtx); }
+static uint32_t cuGreenCtxDestroy(void * hCtx) { return cs_w_cuGreenCtxDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy), hCtx); }
 static uint32_t cs_d_cuGreenCtxDestroy(void * hCtx) { return cs_w_cuGreenCtxDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy), hCtx); }
 static uint32_t cs_g_cuGreenCtxDestroy(void * hCtx) { return cs_w_cuGreenCtxDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxDestroy), hCtx); }
 
@@ -4515,7 +4515,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGreenCtxGetDevResource(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGreenCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuGreenCtxGetDevResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource), hCtx, resource, type); }
+static uint32_t cuGreenCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuGreenCtxGetDevResource(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource), hCtx, resource, type); }
 static uint32_t cs_d_cuGreenCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuGreenCtxGetDevResource(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource), hCtx, resource, type); }
 static uint32_t cs_g_cuGreenCtxGetDevResource(void * hCtx, void * resource, uint32_t type) { return cs_w_cuGreenCtxGetDevResource(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetDevResource), hCtx, resource, type); }
 
@@ -4534,7 +4534,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGreenCtxGetId(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGreenCtxGetId(void * greenCtx, void * greenCtxId) { return cs_w_cuGreenCtxGetId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId), greenCtx, greenCtxId); }
+static uint32_t cuGreenCtxGetId(void * greenCtx, void * greenCtxId) { return cs_w_cuGreenCtxGetId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId), greenCtx, greenCtxId); }
 static uint32_t cs_d_cuGreenCtxGetId(void * greenCtx, void * greenCtxId) { return cs_w_cuGreenCtxGetId(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId), greenCtx, greenCtxId); }
 static uint32_t cs_g_cuGreenCtxGetId(void * greenCtx, void * greenCtxId) { return cs_w_cuGreenCtxGetId(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxGetId), greenCtx, greenCtxId); }
 
@@ -4553,7 +4553,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGreenCtxRecordEvent(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGreenCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxRecordEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent), hCtx, hEvent); }
+static uint32_t cuGreenCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxRecordEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent), hCtx, hEvent); }
 static uint32_t cs_d_cuGreenCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxRecordEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent), hCtx, hEvent); }
 static uint32_t cs_g_cuGreenCtxRecordEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxRecordEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxRecordEvent), hCtx, hEvent); }
 
@@ -4572,7 +4572,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGreenCtxStreamCreate(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGreenCtxStreamCreate(void * phStream, void * greenCtx, uint32_t flags, int32_t priority) { return cs_w_cuGreenCtxStreamCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate), phStream, greenCtx, flags, priority); }
+static uint32_t cuGreenCtxStreamCreate(void * phStream, void * greenCtx, uint32_t flags, int32_t priority) { return cs_w_cuGreenCtxStreamCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate), phStream, greenCtx, flags, priority); }
 static uint32_t cs_d_cuGreenCtxStreamCreate(void * phStream, void * greenCtx, uint32_t flags, int32_t priority) { return cs_w_cuGreenCtxStreamCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate), phStream, greenCtx, flags, priority); }
 static uint32_t cs_g_cuGreenCtxStreamCreate(void * phStream, void * greenCtx, uint32_t flags, int32_t priority) { return cs_w_cuGreenCtxStreamCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxStreamCreate), phStream, greenCtx, flags, priority); }
 
@@ -4591,7 +4591,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuGreenCtxWaitEvent(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuGreenCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent), hCtx, hEvent); }
+static uint32_t cuGreenCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent), hCtx, hEvent); }
 static uint32_t cs_d_cuGreenCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxWaitEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent), hCtx, hEvent); }
 static uint32_t cs_g_cuGreenCtxWaitEvent(void * hCtx, void * hEvent) { return cs_w_cuGreenCtxWaitEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuGreenCtxWaitEvent), hCtx, hEvent); }
 
@@ -4610,7 +4610,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuImportExternalMemory(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cuImportExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalMemory), extMem_out, memHandleDesc); }
+static uint32_t cuImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cuImportExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalMemory), extMem_out, memHandleDesc); }
 static uint32_t cs_d_cuImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cuImportExternalMemory(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalMemory), extMem_out, memHandleDesc); }
 static uint32_t cs_g_cuImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cuImportExternalMemory(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalMemory), extMem_out, memHandleDesc); }
 
@@ -4629,7 +4629,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuImportExternalSemaphore(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cuImportExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore), extSem_out, semHandleDesc); }
+static uint32_t cuImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cuImportExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore), extSem_out, semHandleDesc); }
 static uint32_t cs_d_cuImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cuImportExternalSemaphore(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore), extSem_out, semHandleDesc); }
 static uint32_t cs_g_cuImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cuImportExternalSemaphore(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuImportExternalSemaphore), extSem_out, semHandleDesc); }
 
@@ -4651,7 +4651,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuInit(uint8_t via, void *realp, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuInit(uint32_t Flags) { return cs_w_cuInit(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuInit), Flags); }
+static uint32_t cuInit(uint32_t Flags) { return cs_w_cuInit(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuInit), Flags); }
 static uint32_t cs_d_cuInit(uint32_t Flags) { return cs_w_cuInit(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuInit), Flags); }
 static uint32_t cs_g_cuInit(uint32_t Flags) { return cs_w_cuInit(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuInit), Flags); }
 
@@ -4670,7 +4670,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuIpcCloseMemHandle(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuIpcCloseMemHandle(uint64_t dptr) { return cs_w_cuIpcCloseMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle), dptr); }
+static uint32_t cuIpcCloseMemHandle(uint64_t dptr) { return cs_w_cuIpcCloseMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle), dptr); }
 static uint32_t cs_d_cuIpcCloseMemHandle(uint64_t dptr) { return cs_w_cuIpcCloseMemHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle), dptr); }
 static uint32_t cs_g_cuIpcCloseMemHandle(uint64_t dptr) { return cs_w_cuIpcCloseMemHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuIpcCloseMemHandle), dptr); }
 
@@ -4689,7 +4689,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuIpcGetEventHandle(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuIpcGetEventHandle(void * pHandle, void * event) { return cs_w_cuIpcGetEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle), pHandle, event); }
+static uint32_t cuIpcGetEventHandle(void * pHandle, void * event) { return cs_w_cuIpcGetEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle), pHandle, event); }
 static uint32_t cs_d_cuIpcGetEventHandle(void * pHandle, void * event) { return cs_w_cuIpcGetEventHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle), pHandle, event); }
 static uint32_t cs_g_cuIpcGetEventHandle(void * pHandle, void * event) { return cs_w_cuIpcGetEventHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetEventHandle), pHandle, event); }
 
@@ -4708,7 +4708,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuIpcGetMemHandle(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuIpcGetMemHandle(void * pHandle, uint64_t dptr) { return cs_w_cuIpcGetMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle), pHandle, dptr); }
+static uint32_t cuIpcGetMemHandle(void * pHandle, uint64_t dptr) { return cs_w_cuIpcGetMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle), pHandle, dptr); }
 static uint32_t cs_d_cuIpcGetMemHandle(void * pHandle, uint64_t dptr) { return cs_w_cuIpcGetMemHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle), pHandle, dptr); }
 static uint32_t cs_g_cuIpcGetMemHandle(void * pHandle, uint64_t dptr) { return cs_w_cuIpcGetMemHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuIpcGetMemHandle), pHandle, dptr); }
 
@@ -4727,7 +4727,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuIpcOpenEventHandle(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuIpcOpenEventHandle(void * phEvent, struct cs_blob_64_1 handle) { return cs_w_cuIpcOpenEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle), phEvent, handle); }
+static uint32_t cuIpcOpenEventHandle(void * phEvent, struct cs_blob_64_1 handle) { return cs_w_cuIpcOpenEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle), phEvent, handle); }
 static uint32_t cs_d_cuIpcOpenEventHandle(void * phEvent, struct cs_blob_64_1 handle) { return cs_w_cuIpcOpenEventHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle), phEvent, handle); }
 static uint32_t cs_g_cuIpcOpenEventHandle(void * phEvent, struct cs_blob_64_1 handle) { return cs_w_cuIpcOpenEventHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenEventHandle), phEvent, handle); }
 
@@ -4746,7 +4746,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuIpcOpenMemHandle(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuIpcOpenMemHandle(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle), pdptr, handle, Flags); }
+static uint32_t cuIpcOpenMemHandle(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle), pdptr, handle, Flags); }
 static uint32_t cs_d_cuIpcOpenMemHandle(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle), pdptr, handle, Flags); }
 static uint32_t cs_g_cuIpcOpenMemHandle(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle), pdptr, handle, Flags); }
 
@@ -4765,7 +4765,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuIpcOpenMemHandle_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuIpcOpenMemHandle_v2(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2), pdptr, handle, Flags); }
+static uint32_t cuIpcOpenMemHandle_v2(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2), pdptr, handle, Flags); }
 static uint32_t cs_d_cuIpcOpenMemHandle_v2(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2), pdptr, handle, Flags); }
 static uint32_t cs_g_cuIpcOpenMemHandle_v2(void * pdptr, struct cs_blob_64_1 handle, uint32_t Flags) { return cs_w_cuIpcOpenMemHandle_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuIpcOpenMemHandle_v2), pdptr, handle, Flags); }
 
@@ -4784,7 +4784,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuKernelGetAttribute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuKernelGetAttribute(void * pi, uint32_t attrib, void * kernel, int32_t dev) { return cs_w_cuKernelGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute), pi, attrib, kernel, dev); }
+static uint32_t cuKernelGetAttribute(void * pi, uint32_t attrib, void * kernel, int32_t dev) { return cs_w_cuKernelGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute), pi, attrib, kernel, dev); }
 static uint32_t cs_d_cuKernelGetAttribute(void * pi, uint32_t attrib, void * kernel, int32_t dev) { return cs_w_cuKernelGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute), pi, attrib, kernel, dev); }
 static uint32_t cs_g_cuKernelGetAttribute(void * pi, uint32_t attrib, void * kernel, int32_t dev) { return cs_w_cuKernelGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetAttribute), pi, attrib, kernel, dev); }
 
@@ -4805,7 +4805,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuKernelGetFunction(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuKernelGetFunction(void * pFunc, void * kernel) { return cs_w_cuKernelGetFunction(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetFunction), pFunc, kernel); }
+static uint32_t cuKernelGetFunction(void * pFunc, void * kernel) { return cs_w_cuKernelGetFunction(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetFunction), pFunc, kernel); }
 static uint32_t cs_d_cuKernelGetFunction(void * pFunc, void * kernel) { return cs_w_cuKernelGetFunction(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetFunction), pFunc, kernel); }
 static uint32_t cs_g_cuKernelGetFunction(void * pFunc, void * kernel) { return cs_w_cuKernelGetFunction(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetFunction), pFunc, kernel); }
 
@@ -4824,7 +4824,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuKernelGetLibrary(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuKernelGetLibrary(void * pLib, void * kernel) { return cs_w_cuKernelGetLibrary(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary), pLib, kernel); }
+static uint32_t cuKernelGetLibrary(void * pLib, void * kernel) { return cs_w_cuKernelGetLibrary(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary), pLib, kernel); }
 static uint32_t cs_d_cuKernelGetLibrary(void * pLib, void * kernel) { return cs_w_cuKernelGetLibrary(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary), pLib, kernel); }
 static uint32_t cs_g_cuKernelGetLibrary(void * pLib, void * kernel) { return cs_w_cuKernelGetLibrary(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetLibrary), pLib, kernel); }
 
@@ -4843,7 +4843,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuKernelGetName(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuKernelGetName(void * name, void * hfunc) { return cs_w_cuKernelGetName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetName), name, hfunc); }
+static uint32_t cuKernelGetName(void * name, void * hfunc) { return cs_w_cuKernelGetName(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetName), name, hfunc); }
 static uint32_t cs_d_cuKernelGetName(void * name, void * hfunc) { return cs_w_cuKernelGetName(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetName), name, hfunc); }
 static uint32_t cs_g_cuKernelGetName(void * name, void * hfunc) { return cs_w_cuKernelGetName(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetName), name, hfunc); }
 
@@ -4862,7 +4862,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuKernelGetParamInfo(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuKernelGetParamInfo(void * kernel, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuKernelGetParamInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo), kernel, paramIndex, paramOffset, paramSize); }
+static uint32_t cuKernelGetParamInfo(void * kernel, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuKernelGetParamInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo), kernel, paramIndex, paramOffset, paramSize); }
 static uint32_t cs_d_cuKernelGetParamInfo(void * kernel, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuKernelGetParamInfo(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo), kernel, paramIndex, paramOffset, paramSize); }
 static uint32_t cs_g_cuKernelGetParamInfo(void * kernel, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cuKernelGetParamInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuKernelGetParamInfo), kernel, paramIndex, paramOffset, paramSize); }
 
@@ -4881,7 +4881,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuKernelSetAttribute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuKernelSetAttribute(uint32_t attrib, int32_t val, void * kernel, int32_t dev) { return cs_w_cuKernelSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute), attrib, val, kernel, dev); }
+static uint32_t cuKernelSetAttribute(uint32_t attrib, int32_t val, void * kernel, int32_t dev) { return cs_w_cuKernelSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute), attrib, val, kernel, dev); }
 static uint32_t cs_d_cuKernelSetAttribute(uint32_t attrib, int32_t val, void * kernel, int32_t dev) { return cs_w_cuKernelSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute), attrib, val, kernel, dev); }
 static uint32_t cs_g_cuKernelSetAttribute(uint32_t attrib, int32_t val, void * kernel, int32_t dev) { return cs_w_cuKernelSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetAttribute), attrib, val, kernel, dev); }
 
@@ -4900,7 +4900,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuKernelSetCacheConfig(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuKernelSetCacheConfig(void * kernel, uint32_t config, int32_t dev) { return cs_w_cuKernelSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig), kernel, config, dev); }
+static uint32_t cuKernelSetCacheConfig(void * kernel, uint32_t config, int32_t dev) { return cs_w_cuKernelSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig), kernel, config, dev); }
 static uint32_t cs_d_cuKernelSetCacheConfig(void * kernel, uint32_t config, int32_t dev) { return cs_w_cuKernelSetCacheConfig(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig), kernel, config, dev); }
 static uint32_t cs_g_cuKernelSetCacheConfig(void * kernel, uint32_t config, int32_t dev) { return cs_w_cuKernelSetCacheConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuKernelSetCacheConfig), kernel, config, dev); }
 
@@ -4919,7 +4919,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunch(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunch(void * f) { return cs_w_cuLaunch(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunch), f); }
+static uint32_t cuLaunch(void * f) { return cs_w_cuLaunch(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunch), f); }
 static uint32_t cs_d_cuLaunch(void * f) { return cs_w_cuLaunch(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunch), f); }
 static uint32_t cs_g_cuLaunch(void * f) { return cs_w_cuLaunch(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunch), f); }
 
@@ -4940,7 +4940,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchCooperativeKernel(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchCooperativeKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
+static uint32_t cuLaunchCooperativeKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
 static uint32_t cs_d_cuLaunchCooperativeKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
 static uint32_t cs_g_cuLaunchCooperativeKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
 
@@ -4959,7 +4959,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchCooperativeKernelMultiDev
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchCooperativeKernelMultiDevice(void * launchParamsList, uint32_t numDevices, uint32_t flags) { return cs_w_cuLaunchCooperativeKernelMultiDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice), launchParamsList, numDevices, flags); }
+static uint32_t cuLaunchCooperativeKernelMultiDevice(void * launchParamsList, uint32_t numDevices, uint32_t flags) { return cs_w_cuLaunchCooperativeKernelMultiDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice), launchParamsList, numDevices, flags); }
 static uint32_t cs_d_cuLaunchCooperativeKernelMultiDevice(void * launchParamsList, uint32_t numDevices, uint32_t flags) { return cs_w_cuLaunchCooperativeKernelMultiDevice(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice), launchParamsList, numDevices, flags); }
 static uint32_t cs_g_cuLaunchCooperativeKernelMultiDevice(void * launchParamsList, uint32_t numDevices, uint32_t flags) { return cs_w_cuLaunchCooperativeKernelMultiDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernelMultiDevice), launchParamsList, numDevices, flags); }
 
@@ -4980,7 +4980,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchCooperativeKernel_ptsz(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchCooperativeKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
+static uint32_t cuLaunchCooperativeKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
 static uint32_t cs_d_cuLaunchCooperativeKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
 static uint32_t cs_g_cuLaunchCooperativeKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams) { return cs_w_cuLaunchCooperativeKernel_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchCooperativeKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams); }
 
@@ -4999,7 +4999,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchGrid(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchGrid(void * f, int32_t grid_width, int32_t grid_height) { return cs_w_cuLaunchGrid(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGrid), f, grid_width, grid_height); }
+static uint32_t cuLaunchGrid(void * f, int32_t grid_width, int32_t grid_height) { return cs_w_cuLaunchGrid(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGrid), f, grid_width, grid_height); }
 static uint32_t cs_d_cuLaunchGrid(void * f, int32_t grid_width, int32_t grid_height) { return cs_w_cuLaunchGrid(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGrid), f, grid_width, grid_height); }
 static uint32_t cs_g_cuLaunchGrid(void * f, int32_t grid_width, int32_t grid_height) { return cs_w_cuLaunchGrid(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGrid), f, grid_width, grid_height); }
 
@@ -5018,7 +5018,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchGridAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchGridAsync(void * f, int32_t grid_width, int32_t grid_height, void * hStream) { return cs_w_cuLaunchGridAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync), f, grid_width, grid_height, hStream); }
+static uint32_t cuLaunchGridAsync(void * f, int32_t grid_width, int32_t grid_height, void * hStream) { return cs_w_cuLaunchGridAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync), f, grid_width, grid_height, hStream); }
 static uint32_t cs_d_cuLaunchGridAsync(void * f, int32_t grid_width, int32_t grid_height, void * hStream) { return cs_w_cuLaunchGridAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync), f, grid_width, grid_height, hStream); }
 static uint32_t cs_g_cuLaunchGridAsync(void * f, int32_t grid_width, int32_t grid_height, void * hStream) { return cs_w_cuLaunchGridAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchGridAsync), f, grid_width, grid_height, hStream); }
 
@@ -5037,7 +5037,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchHostFunc(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchHostFunc(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc), hStream, fn, userData); }
+static uint32_t cuLaunchHostFunc(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc), hStream, fn, userData); }
 static uint32_t cs_d_cuLaunchHostFunc(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc), hStream, fn, userData); }
 static uint32_t cs_g_cuLaunchHostFunc(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc), hStream, fn, userData); }
 
@@ -5056,7 +5056,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchHostFunc_ptsz(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz), hStream, fn, userData); }
+static uint32_t cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz), hStream, fn, userData); }
 static uint32_t cs_d_cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz), hStream, fn, userData); }
 static uint32_t cs_g_cuLaunchHostFunc_ptsz(void * hStream, void * fn, void * userData) { return cs_w_cuLaunchHostFunc_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchHostFunc_ptsz), hStream, fn, userData); }
 
@@ -5077,7 +5077,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernel(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
+static uint32_t cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 static uint32_t cs_d_cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernel(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 
@@ -5098,7 +5098,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernelEx(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
+static uint32_t cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
 static uint32_t cs_d_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
 
@@ -5119,7 +5119,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernelEx_ptsz(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
+static uint32_t cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
 static uint32_t cs_d_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
 
@@ -5140,7 +5140,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernel_ptsz(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLaunchKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
+static uint32_t cuLaunchKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 static uint32_t cs_d_cuLaunchKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernel_ptsz(void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra) { return cs_w_cuLaunchKernel_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra); }
 
@@ -5159,7 +5159,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryEnumerateKernels(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cuLibraryEnumerateKernels(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels), kernels, numKernels, lib); }
+static uint32_t cuLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cuLibraryEnumerateKernels(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels), kernels, numKernels, lib); }
 static uint32_t cs_d_cuLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cuLibraryEnumerateKernels(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels), kernels, numKernels, lib); }
 static uint32_t cs_g_cuLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cuLibraryEnumerateKernels(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryEnumerateKernels), kernels, numKernels, lib); }
 
@@ -5178,7 +5178,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryGetGlobal(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal), dptr, bytes, library, name); }
+static uint32_t cuLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal), dptr, bytes, library, name); }
 static uint32_t cs_d_cuLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetGlobal(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal), dptr, bytes, library, name); }
 static uint32_t cs_g_cuLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetGlobal(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetGlobal), dptr, bytes, library, name); }
 
@@ -5199,7 +5199,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryGetKernel(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cuLibraryGetKernel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel), pKernel, library, name); }
+static uint32_t cuLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cuLibraryGetKernel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel), pKernel, library, name); }
 static uint32_t cs_d_cuLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cuLibraryGetKernel(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel), pKernel, library, name); }
 static uint32_t cs_g_cuLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cuLibraryGetKernel(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernel), pKernel, library, name); }
 
@@ -5218,7 +5218,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryGetKernelCount(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryGetKernelCount(void * count, void * lib) { return cs_w_cuLibraryGetKernelCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount), count, lib); }
+static uint32_t cuLibraryGetKernelCount(void * count, void * lib) { return cs_w_cuLibraryGetKernelCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount), count, lib); }
 static uint32_t cs_d_cuLibraryGetKernelCount(void * count, void * lib) { return cs_w_cuLibraryGetKernelCount(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount), count, lib); }
 static uint32_t cs_g_cuLibraryGetKernelCount(void * count, void * lib) { return cs_w_cuLibraryGetKernelCount(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetKernelCount), count, lib); }
 
@@ -5237,7 +5237,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryGetManaged(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetManaged(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged), dptr, bytes, library, name); }
+static uint32_t cuLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetManaged(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged), dptr, bytes, library, name); }
 static uint32_t cs_d_cuLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetManaged(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged), dptr, bytes, library, name); }
 static uint32_t cs_g_cuLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cuLibraryGetManaged(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetManaged), dptr, bytes, library, name); }
 
@@ -5256,7 +5256,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryGetModule(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryGetModule(void * pMod, void * library) { return cs_w_cuLibraryGetModule(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetModule), pMod, library); }
+static uint32_t cuLibraryGetModule(void * pMod, void * library) { return cs_w_cuLibraryGetModule(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetModule), pMod, library); }
 static uint32_t cs_d_cuLibraryGetModule(void * pMod, void * library) { return cs_w_cuLibraryGetModule(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetModule), pMod, library); }
 static uint32_t cs_g_cuLibraryGetModule(void * pMod, void * library) { return cs_w_cuLibraryGetModule(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetModule), pMod, library); }
 
@@ -5275,7 +5275,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryGetUnifiedFunction(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cuLibraryGetUnifiedFunction(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction), fptr, library, symbol); }
+static uint32_t cuLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cuLibraryGetUnifiedFunction(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction), fptr, library, symbol); }
 static uint32_t cs_d_cuLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cuLibraryGetUnifiedFunction(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction), fptr, library, symbol); }
 static uint32_t cs_g_cuLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cuLibraryGetUnifiedFunction(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryGetUnifiedFunction), fptr, library, symbol); }
 
@@ -5297,7 +5297,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryLoadData(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadData(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
+static uint32_t cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadData(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_d_cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadData(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_g_cuLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadData(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 
@@ -5319,7 +5319,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryLoadFromFile(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadFromFile(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
+static uint32_t cuLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadFromFile(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_d_cuLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadFromFile(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_g_cuLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cuLibraryLoadFromFile(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 
@@ -5338,7 +5338,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLibraryUnload(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLibraryUnload(void * library) { return cs_w_cuLibraryUnload(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryUnload), library); }
+static uint32_t cuLibraryUnload(void * library) { return cs_w_cuLibraryUnload(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryUnload), library); }
 static uint32_t cs_d_cuLibraryUnload(void * library) { return cs_w_cuLibraryUnload(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryUnload), library); }
 static uint32_t cs_g_cuLibraryUnload(void * library) { return cs_w_cuLibraryUnload(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLibraryUnload), library); }
 
@@ -5359,7 +5359,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkAddData(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkAddData(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData), state, type, data, size, name, numOptions, options, optionValues); }
+static uint32_t cuLinkAddData(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData), state, type, data, size, name, numOptions, options, optionValues); }
 static uint32_t cs_d_cuLinkAddData(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData), state, type, data, size, name, numOptions, options, optionValues); }
 static uint32_t cs_g_cuLinkAddData(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData), state, type, data, size, name, numOptions, options, optionValues); }
 
@@ -5381,7 +5381,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkAddData_v2(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkAddData_v2(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2), state, type, data, size, name, numOptions, options, optionValues); }
+static uint32_t cuLinkAddData_v2(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2), state, type, data, size, name, numOptions, options, optionValues); }
 static uint32_t cs_d_cuLinkAddData_v2(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2), state, type, data, size, name, numOptions, options, optionValues); }
 static uint32_t cs_g_cuLinkAddData_v2(void * state, uint32_t type, void * data, uint64_t size, void * name, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddData_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddData_v2), state, type, data, size, name, numOptions, options, optionValues); }
 
@@ -5402,7 +5402,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkAddFile(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkAddFile(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile), state, type, path, numOptions, options, optionValues); }
+static uint32_t cuLinkAddFile(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile), state, type, path, numOptions, options, optionValues); }
 static uint32_t cs_d_cuLinkAddFile(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile), state, type, path, numOptions, options, optionValues); }
 static uint32_t cs_g_cuLinkAddFile(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile), state, type, path, numOptions, options, optionValues); }
 
@@ -5424,7 +5424,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkAddFile_v2(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkAddFile_v2(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2), state, type, path, numOptions, options, optionValues); }
+static uint32_t cuLinkAddFile_v2(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2), state, type, path, numOptions, options, optionValues); }
 static uint32_t cs_d_cuLinkAddFile_v2(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2), state, type, path, numOptions, options, optionValues); }
 static uint32_t cs_g_cuLinkAddFile_v2(void * state, uint32_t type, void * path, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuLinkAddFile_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkAddFile_v2), state, type, path, numOptions, options, optionValues); }
 
@@ -5443,7 +5443,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkComplete(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkComplete(void * state, void * cubinOut, void * sizeOut) { return cs_w_cuLinkComplete(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkComplete), state, cubinOut, sizeOut); }
+static uint32_t cuLinkComplete(void * state, void * cubinOut, void * sizeOut) { return cs_w_cuLinkComplete(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkComplete), state, cubinOut, sizeOut); }
 static uint32_t cs_d_cuLinkComplete(void * state, void * cubinOut, void * sizeOut) { return cs_w_cuLinkComplete(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkComplete), state, cubinOut, sizeOut); }
 static uint32_t cs_g_cuLinkComplete(void * state, void * cubinOut, void * sizeOut) { return cs_w_cuLinkComplete(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkComplete), state, cubinOut, sizeOut); }
 
@@ -5462,7 +5462,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkCreate(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkCreate(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate), numOptions, options, optionValues, stateOut); }
+static uint32_t cuLinkCreate(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate), numOptions, options, optionValues, stateOut); }
 static uint32_t cs_d_cuLinkCreate(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate), numOptions, options, optionValues, stateOut); }
 static uint32_t cs_g_cuLinkCreate(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate), numOptions, options, optionValues, stateOut); }
 
@@ -5481,7 +5481,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkCreate_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkCreate_v2(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2), numOptions, options, optionValues, stateOut); }
+static uint32_t cuLinkCreate_v2(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2), numOptions, options, optionValues, stateOut); }
 static uint32_t cs_d_cuLinkCreate_v2(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2), numOptions, options, optionValues, stateOut); }
 static uint32_t cs_g_cuLinkCreate_v2(uint32_t numOptions, void * options, void * optionValues, void * stateOut) { return cs_w_cuLinkCreate_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkCreate_v2), numOptions, options, optionValues, stateOut); }
 
@@ -5500,7 +5500,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLinkDestroy(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLinkDestroy(void * state) { return cs_w_cuLinkDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkDestroy), state); }
+static uint32_t cuLinkDestroy(void * state) { return cs_w_cuLinkDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLinkDestroy), state); }
 static uint32_t cs_d_cuLinkDestroy(void * state) { return cs_w_cuLinkDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLinkDestroy), state); }
 static uint32_t cs_g_cuLinkDestroy(void * state) { return cs_w_cuLinkDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLinkDestroy), state); }
 
@@ -5519,7 +5519,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLogsCurrent(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cuLogsCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsCurrent), iterator_out, flags); }
+static uint32_t cuLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cuLogsCurrent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsCurrent), iterator_out, flags); }
 static uint32_t cs_d_cuLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cuLogsCurrent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLogsCurrent), iterator_out, flags); }
 static uint32_t cs_g_cuLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cuLogsCurrent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLogsCurrent), iterator_out, flags); }
 
@@ -5538,7 +5538,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLogsDumpToFile(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cuLogsDumpToFile(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile), iterator, pathToFile, flags); }
+static uint32_t cuLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cuLogsDumpToFile(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile), iterator, pathToFile, flags); }
 static uint32_t cs_d_cuLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cuLogsDumpToFile(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile), iterator, pathToFile, flags); }
 static uint32_t cs_g_cuLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cuLogsDumpToFile(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToFile), iterator, pathToFile, flags); }
 
@@ -5557,7 +5557,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLogsDumpToMemory(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cuLogsDumpToMemory(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory), iterator, buffer, size, flags); }
+static uint32_t cuLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cuLogsDumpToMemory(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory), iterator, buffer, size, flags); }
 static uint32_t cs_d_cuLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cuLogsDumpToMemory(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory), iterator, buffer, size, flags); }
 static uint32_t cs_g_cuLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cuLogsDumpToMemory(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLogsDumpToMemory), iterator, buffer, size, flags); }
 
@@ -5576,7 +5576,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLogsRegisterCallback(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cuLogsRegisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback), callbackFunc, userData, callback_out); }
+static uint32_t cuLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cuLogsRegisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback), callbackFunc, userData, callback_out); }
 static uint32_t cs_d_cuLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cuLogsRegisterCallback(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback), callbackFunc, userData, callback_out); }
 static uint32_t cs_g_cuLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cuLogsRegisterCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLogsRegisterCallback), callbackFunc, userData, callback_out); }
 
@@ -5595,7 +5595,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuLogsUnregisterCallback(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuLogsUnregisterCallback(void * callback) { return cs_w_cuLogsUnregisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback), callback); }
+static uint32_t cuLogsUnregisterCallback(void * callback) { return cs_w_cuLogsUnregisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback), callback); }
 static uint32_t cs_d_cuLogsUnregisterCallback(void * callback) { return cs_w_cuLogsUnregisterCallback(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback), callback); }
 static uint32_t cs_g_cuLogsUnregisterCallback(void * callback) { return cs_w_cuLogsUnregisterCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLogsUnregisterCallback), callback); }
 
@@ -5614,7 +5614,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAddressFree(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAddressFree(uint64_t ptr, uint64_t size) { return cs_w_cuMemAddressFree(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressFree), ptr, size); }
+static uint32_t cuMemAddressFree(uint64_t ptr, uint64_t size) { return cs_w_cuMemAddressFree(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressFree), ptr, size); }
 static uint32_t cs_d_cuMemAddressFree(uint64_t ptr, uint64_t size) { return cs_w_cuMemAddressFree(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressFree), ptr, size); }
 static uint32_t cs_g_cuMemAddressFree(uint64_t ptr, uint64_t size) { return cs_w_cuMemAddressFree(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressFree), ptr, size); }
 
@@ -5633,7 +5633,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAddressReserve(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
+static uint32_t cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
 static uint32_t cs_d_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
 static uint32_t cs_g_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
 
@@ -5652,7 +5652,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAdvise(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAdvise(uint64_t devPtr, uint64_t count, uint32_t advice, int32_t device) { return cs_w_cuMemAdvise(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise), devPtr, count, advice, device); }
+static uint32_t cuMemAdvise(uint64_t devPtr, uint64_t count, uint32_t advice, int32_t device) { return cs_w_cuMemAdvise(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise), devPtr, count, advice, device); }
 static uint32_t cs_d_cuMemAdvise(uint64_t devPtr, uint64_t count, uint32_t advice, int32_t device) { return cs_w_cuMemAdvise(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise), devPtr, count, advice, device); }
 static uint32_t cs_g_cuMemAdvise(uint64_t devPtr, uint64_t count, uint32_t advice, int32_t device) { return cs_w_cuMemAdvise(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise), devPtr, count, advice, device); }
 
@@ -5671,7 +5671,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAdvise_v2(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAdvise_v2(uint64_t devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cuMemAdvise_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2), devPtr, count, advice, location); }
+static uint32_t cuMemAdvise_v2(uint64_t devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cuMemAdvise_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2), devPtr, count, advice, location); }
 static uint32_t cs_d_cuMemAdvise_v2(uint64_t devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cuMemAdvise_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2), devPtr, count, advice, location); }
 static uint32_t cs_g_cuMemAdvise_v2(uint64_t devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cuMemAdvise_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAdvise_v2), devPtr, count, advice, location); }
 
@@ -5690,7 +5690,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAlloc(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAlloc(void * dptr, uint32_t bytesize) { return cs_w_cuMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc), dptr, bytesize); }
+static uint32_t cuMemAlloc(void * dptr, uint32_t bytesize) { return cs_w_cuMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc), dptr, bytesize); }
 static uint32_t cs_d_cuMemAlloc(void * dptr, uint32_t bytesize) { return cs_w_cuMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc), dptr, bytesize); }
 static uint32_t cs_g_cuMemAlloc(void * dptr, uint32_t bytesize) { return cs_w_cuMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc), dptr, bytesize); }
 
@@ -5711,7 +5711,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocAsync(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocAsync(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync), dptr, bytesize, hStream); }
+static uint32_t cuMemAllocAsync(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync), dptr, bytesize, hStream); }
 static uint32_t cs_d_cuMemAllocAsync(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync), dptr, bytesize, hStream); }
 static uint32_t cs_g_cuMemAllocAsync(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync), dptr, bytesize, hStream); }
 
@@ -5732,7 +5732,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocAsync_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocAsync_ptsz(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz), dptr, bytesize, hStream); }
+static uint32_t cuMemAllocAsync_ptsz(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz), dptr, bytesize, hStream); }
 static uint32_t cs_d_cuMemAllocAsync_ptsz(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz), dptr, bytesize, hStream); }
 static uint32_t cs_g_cuMemAllocAsync_ptsz(void * dptr, uint64_t bytesize, void * hStream) { return cs_w_cuMemAllocAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocAsync_ptsz), dptr, bytesize, hStream); }
 
@@ -5753,7 +5753,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocFromPoolAsync(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocFromPoolAsync(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync), dptr, bytesize, pool, hStream); }
+static uint32_t cuMemAllocFromPoolAsync(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync), dptr, bytesize, pool, hStream); }
 static uint32_t cs_d_cuMemAllocFromPoolAsync(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync), dptr, bytesize, pool, hStream); }
 static uint32_t cs_g_cuMemAllocFromPoolAsync(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync), dptr, bytesize, pool, hStream); }
 
@@ -5774,7 +5774,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocFromPoolAsync_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocFromPoolAsync_ptsz(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz), dptr, bytesize, pool, hStream); }
+static uint32_t cuMemAllocFromPoolAsync_ptsz(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz), dptr, bytesize, pool, hStream); }
 static uint32_t cs_d_cuMemAllocFromPoolAsync_ptsz(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz), dptr, bytesize, pool, hStream); }
 static uint32_t cs_g_cuMemAllocFromPoolAsync_ptsz(void * dptr, uint64_t bytesize, void * pool, void * hStream) { return cs_w_cuMemAllocFromPoolAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocFromPoolAsync_ptsz), dptr, bytesize, pool, hStream); }
 
@@ -5793,7 +5793,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocHost(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocHost(void * pp, uint32_t bytesize) { return cs_w_cuMemAllocHost(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost), pp, bytesize); }
+static uint32_t cuMemAllocHost(void * pp, uint32_t bytesize) { return cs_w_cuMemAllocHost(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost), pp, bytesize); }
 static uint32_t cs_d_cuMemAllocHost(void * pp, uint32_t bytesize) { return cs_w_cuMemAllocHost(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost), pp, bytesize); }
 static uint32_t cs_g_cuMemAllocHost(void * pp, uint32_t bytesize) { return cs_w_cuMemAllocHost(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost), pp, bytesize); }
 
@@ -5812,7 +5812,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocHost_v2(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
+static uint32_t cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
 static uint32_t cs_d_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
 static uint32_t cs_g_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
 
@@ -5833,7 +5833,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocManaged(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocManaged(void * dptr, uint64_t bytesize, uint32_t flags) { return cs_w_cuMemAllocManaged(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocManaged), dptr, bytesize, flags); }
+static uint32_t cuMemAllocManaged(void * dptr, uint64_t bytesize, uint32_t flags) { return cs_w_cuMemAllocManaged(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocManaged), dptr, bytesize, flags); }
 static uint32_t cs_d_cuMemAllocManaged(void * dptr, uint64_t bytesize, uint32_t flags) { return cs_w_cuMemAllocManaged(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocManaged), dptr, bytesize, flags); }
 static uint32_t cs_g_cuMemAllocManaged(void * dptr, uint64_t bytesize, uint32_t flags) { return cs_w_cuMemAllocManaged(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocManaged), dptr, bytesize, flags); }
 
@@ -5852,7 +5852,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocPitch(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocPitch(void * dptr, void * pPitch, uint32_t WidthInBytes, uint32_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
+static uint32_t cuMemAllocPitch(void * dptr, void * pPitch, uint32_t WidthInBytes, uint32_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 static uint32_t cs_d_cuMemAllocPitch(void * dptr, void * pPitch, uint32_t WidthInBytes, uint32_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 static uint32_t cs_g_cuMemAllocPitch(void * dptr, void * pPitch, uint32_t WidthInBytes, uint32_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 
@@ -5873,7 +5873,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocPitch_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAllocPitch_v2(void * dptr, void * pPitch, uint64_t WidthInBytes, uint64_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
+static uint32_t cuMemAllocPitch_v2(void * dptr, void * pPitch, uint64_t WidthInBytes, uint64_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 static uint32_t cs_d_cuMemAllocPitch_v2(void * dptr, void * pPitch, uint64_t WidthInBytes, uint64_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 static uint32_t cs_g_cuMemAllocPitch_v2(void * dptr, void * pPitch, uint64_t WidthInBytes, uint64_t Height, uint32_t ElementSizeBytes) { return cs_w_cuMemAllocPitch_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocPitch_v2), dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); }
 
@@ -5894,7 +5894,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAlloc_v2(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemAlloc_v2(void * dptr, uint64_t bytesize) { return cs_w_cuMemAlloc_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2), dptr, bytesize); }
+static uint32_t cuMemAlloc_v2(void * dptr, uint64_t bytesize) { return cs_w_cuMemAlloc_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2), dptr, bytesize); }
 static uint32_t cs_d_cuMemAlloc_v2(void * dptr, uint64_t bytesize) { return cs_w_cuMemAlloc_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2), dptr, bytesize); }
 static uint32_t cs_g_cuMemAlloc_v2(void * dptr, uint64_t bytesize) { return cs_w_cuMemAlloc_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAlloc_v2), dptr, bytesize); }
 
@@ -5913,7 +5913,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemBatchDecompressAsync(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemBatchDecompressAsync(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync), paramsArray, count, flags, errorIndex, stream); }
+static uint32_t cuMemBatchDecompressAsync(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync), paramsArray, count, flags, errorIndex, stream); }
 static uint32_t cs_d_cuMemBatchDecompressAsync(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync), paramsArray, count, flags, errorIndex, stream); }
 static uint32_t cs_g_cuMemBatchDecompressAsync(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync), paramsArray, count, flags, errorIndex, stream); }
 
@@ -5932,7 +5932,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemBatchDecompressAsync_ptsz(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemBatchDecompressAsync_ptsz(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz), paramsArray, count, flags, errorIndex, stream); }
+static uint32_t cuMemBatchDecompressAsync_ptsz(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz), paramsArray, count, flags, errorIndex, stream); }
 static uint32_t cs_d_cuMemBatchDecompressAsync_ptsz(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz), paramsArray, count, flags, errorIndex, stream); }
 static uint32_t cs_g_cuMemBatchDecompressAsync_ptsz(void * paramsArray, uint64_t count, uint32_t flags, void * errorIndex, void * stream) { return cs_w_cuMemBatchDecompressAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemBatchDecompressAsync_ptsz), paramsArray, count, flags, errorIndex, stream); }
 
@@ -5953,7 +5953,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemCreate(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemCreate(void * handle, uint64_t size, void * prop, uint64_t flags) { return cs_w_cuMemCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemCreate), handle, size, prop, flags); }
+static uint32_t cuMemCreate(void * handle, uint64_t size, void * prop, uint64_t flags) { return cs_w_cuMemCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemCreate), handle, size, prop, flags); }
 static uint32_t cs_d_cuMemCreate(void * handle, uint64_t size, void * prop, uint64_t flags) { return cs_w_cuMemCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemCreate), handle, size, prop, flags); }
 static uint32_t cs_g_cuMemCreate(void * handle, uint64_t size, void * prop, uint64_t flags) { return cs_w_cuMemCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemCreate), handle, size, prop, flags); }
 
@@ -5972,7 +5972,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemDiscardAndPrefetchBatchAsync
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
+static uint32_t cuMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_d_cuMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_g_cuMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 
@@ -5991,7 +5991,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemDiscardAndPrefetchBatchAsync
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
+static uint32_t cuMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_d_cuMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_g_cuMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 
@@ -6010,7 +6010,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemDiscardBatchAsync(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync), dptrs, sizes, count, flags, hStream); }
+static uint32_t cuMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync), dptrs, sizes, count, flags, hStream); }
 static uint32_t cs_d_cuMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync), dptrs, sizes, count, flags, hStream); }
 static uint32_t cs_g_cuMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync), dptrs, sizes, count, flags, hStream); }
 
@@ -6029,7 +6029,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemDiscardBatchAsync_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, hStream); }
+static uint32_t cuMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, hStream); }
 static uint32_t cs_d_cuMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, hStream); }
 static uint32_t cs_g_cuMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * hStream) { return cs_w_cuMemDiscardBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, hStream); }
 
@@ -6048,7 +6048,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemExportToShareableHandle(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemExportToShareableHandle(void * shareableHandle, uint64_t handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemExportToShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle), shareableHandle, handle, handleType, flags); }
+static uint32_t cuMemExportToShareableHandle(void * shareableHandle, uint64_t handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemExportToShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle), shareableHandle, handle, handleType, flags); }
 static uint32_t cs_d_cuMemExportToShareableHandle(void * shareableHandle, uint64_t handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemExportToShareableHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle), shareableHandle, handle, handleType, flags); }
 static uint32_t cs_g_cuMemExportToShareableHandle(void * shareableHandle, uint64_t handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemExportToShareableHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemExportToShareableHandle), shareableHandle, handle, handleType, flags); }
 
@@ -6067,7 +6067,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemFree(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemFree(uint32_t dptr) { return cs_w_cuMemFree(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree), dptr); }
+static uint32_t cuMemFree(uint32_t dptr) { return cs_w_cuMemFree(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree), dptr); }
 static uint32_t cs_d_cuMemFree(uint32_t dptr) { return cs_w_cuMemFree(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree), dptr); }
 static uint32_t cs_g_cuMemFree(uint32_t dptr) { return cs_w_cuMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree), dptr); }
 
@@ -6086,7 +6086,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemFreeAsync(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemFreeAsync(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync), dptr, hStream); }
+static uint32_t cuMemFreeAsync(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync), dptr, hStream); }
 static uint32_t cs_d_cuMemFreeAsync(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync), dptr, hStream); }
 static uint32_t cs_g_cuMemFreeAsync(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync), dptr, hStream); }
 
@@ -6105,7 +6105,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemFreeAsync_ptsz(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemFreeAsync_ptsz(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz), dptr, hStream); }
+static uint32_t cuMemFreeAsync_ptsz(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz), dptr, hStream); }
 static uint32_t cs_d_cuMemFreeAsync_ptsz(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz), dptr, hStream); }
 static uint32_t cs_g_cuMemFreeAsync_ptsz(uint64_t dptr, void * hStream) { return cs_w_cuMemFreeAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeAsync_ptsz), dptr, hStream); }
 
@@ -6124,7 +6124,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemFreeHost(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemFreeHost(void * p) { return cs_w_cuMemFreeHost(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeHost), p); }
+static uint32_t cuMemFreeHost(void * p) { return cs_w_cuMemFreeHost(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeHost), p); }
 static uint32_t cs_d_cuMemFreeHost(void * p) { return cs_w_cuMemFreeHost(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeHost), p); }
 static uint32_t cs_g_cuMemFreeHost(void * p) { return cs_w_cuMemFreeHost(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemFreeHost), p); }
 
@@ -6145,7 +6145,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemFree_v2(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemFree_v2(uint64_t dptr) { return cs_w_cuMemFree_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree_v2), dptr); }
+static uint32_t cuMemFree_v2(uint64_t dptr) { return cs_w_cuMemFree_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree_v2), dptr); }
 static uint32_t cs_d_cuMemFree_v2(uint64_t dptr) { return cs_w_cuMemFree_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree_v2), dptr); }
 static uint32_t cs_g_cuMemFree_v2(uint64_t dptr) { return cs_w_cuMemFree_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemFree_v2), dptr); }
 
@@ -6164,7 +6164,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetAccess(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetAccess(void * flags, void * location, uint64_t ptr) { return cs_w_cuMemGetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAccess), flags, location, ptr); }
+static uint32_t cuMemGetAccess(void * flags, void * location, uint64_t ptr) { return cs_w_cuMemGetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAccess), flags, location, ptr); }
 static uint32_t cs_d_cuMemGetAccess(void * flags, void * location, uint64_t ptr) { return cs_w_cuMemGetAccess(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAccess), flags, location, ptr); }
 static uint32_t cs_g_cuMemGetAccess(void * flags, void * location, uint64_t ptr) { return cs_w_cuMemGetAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAccess), flags, location, ptr); }
 
@@ -6183,7 +6183,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetAddressRange(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetAddressRange(void * pbase, void * psize, uint32_t dptr) { return cs_w_cuMemGetAddressRange(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange), pbase, psize, dptr); }
+static uint32_t cuMemGetAddressRange(void * pbase, void * psize, uint32_t dptr) { return cs_w_cuMemGetAddressRange(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange), pbase, psize, dptr); }
 static uint32_t cs_d_cuMemGetAddressRange(void * pbase, void * psize, uint32_t dptr) { return cs_w_cuMemGetAddressRange(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange), pbase, psize, dptr); }
 static uint32_t cs_g_cuMemGetAddressRange(void * pbase, void * psize, uint32_t dptr) { return cs_w_cuMemGetAddressRange(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange), pbase, psize, dptr); }
 
@@ -6202,7 +6202,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetAddressRange_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetAddressRange_v2(void * pbase, void * psize, uint64_t dptr) { return cs_w_cuMemGetAddressRange_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2), pbase, psize, dptr); }
+static uint32_t cuMemGetAddressRange_v2(void * pbase, void * psize, uint64_t dptr) { return cs_w_cuMemGetAddressRange_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2), pbase, psize, dptr); }
 static uint32_t cs_d_cuMemGetAddressRange_v2(void * pbase, void * psize, uint64_t dptr) { return cs_w_cuMemGetAddressRange_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2), pbase, psize, dptr); }
 static uint32_t cs_g_cuMemGetAddressRange_v2(void * pbase, void * psize, uint64_t dptr) { return cs_w_cuMemGetAddressRange_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAddressRange_v2), pbase, psize, dptr); }
 
@@ -6221,7 +6221,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetAllocationGranularity(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetAllocationGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMemGetAllocationGranularity(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity), granularity, prop, option); }
+static uint32_t cuMemGetAllocationGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMemGetAllocationGranularity(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity), granularity, prop, option); }
 static uint32_t cs_d_cuMemGetAllocationGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMemGetAllocationGranularity(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity), granularity, prop, option); }
 static uint32_t cs_g_cuMemGetAllocationGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMemGetAllocationGranularity(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationGranularity), granularity, prop, option); }
 
@@ -6240,7 +6240,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetAllocationPropertiesFromH
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetAllocationPropertiesFromHandle(void * prop, uint64_t handle) { return cs_w_cuMemGetAllocationPropertiesFromHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle), prop, handle); }
+static uint32_t cuMemGetAllocationPropertiesFromHandle(void * prop, uint64_t handle) { return cs_w_cuMemGetAllocationPropertiesFromHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle), prop, handle); }
 static uint32_t cs_d_cuMemGetAllocationPropertiesFromHandle(void * prop, uint64_t handle) { return cs_w_cuMemGetAllocationPropertiesFromHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle), prop, handle); }
 static uint32_t cs_g_cuMemGetAllocationPropertiesFromHandle(void * prop, uint64_t handle) { return cs_w_cuMemGetAllocationPropertiesFromHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetAllocationPropertiesFromHandle), prop, handle); }
 
@@ -6259,7 +6259,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetDefaultMemPool(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetDefaultMemPool(void * pool_out, void * location, uint32_t type) { return cs_w_cuMemGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool), pool_out, location, type); }
+static uint32_t cuMemGetDefaultMemPool(void * pool_out, void * location, uint32_t type) { return cs_w_cuMemGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool), pool_out, location, type); }
 static uint32_t cs_d_cuMemGetDefaultMemPool(void * pool_out, void * location, uint32_t type) { return cs_w_cuMemGetDefaultMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool), pool_out, location, type); }
 static uint32_t cs_g_cuMemGetDefaultMemPool(void * pool_out, void * location, uint32_t type) { return cs_w_cuMemGetDefaultMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetDefaultMemPool), pool_out, location, type); }
 
@@ -6278,7 +6278,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetHandleForAddressRange(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetHandleForAddressRange(void * handle, uint64_t dptr, uint64_t size, uint32_t handleType, uint64_t flags) { return cs_w_cuMemGetHandleForAddressRange(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange), handle, dptr, size, handleType, flags); }
+static uint32_t cuMemGetHandleForAddressRange(void * handle, uint64_t dptr, uint64_t size, uint32_t handleType, uint64_t flags) { return cs_w_cuMemGetHandleForAddressRange(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange), handle, dptr, size, handleType, flags); }
 static uint32_t cs_d_cuMemGetHandleForAddressRange(void * handle, uint64_t dptr, uint64_t size, uint32_t handleType, uint64_t flags) { return cs_w_cuMemGetHandleForAddressRange(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange), handle, dptr, size, handleType, flags); }
 static uint32_t cs_g_cuMemGetHandleForAddressRange(void * handle, uint64_t dptr, uint64_t size, uint32_t handleType, uint64_t flags) { return cs_w_cuMemGetHandleForAddressRange(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetHandleForAddressRange), handle, dptr, size, handleType, flags); }
 
@@ -6297,7 +6297,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetInfo(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetInfo(void * free, void * total) { return cs_w_cuMemGetInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo), free, total); }
+static uint32_t cuMemGetInfo(void * free, void * total) { return cs_w_cuMemGetInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo), free, total); }
 static uint32_t cs_d_cuMemGetInfo(void * free, void * total) { return cs_w_cuMemGetInfo(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo), free, total); }
 static uint32_t cs_g_cuMemGetInfo(void * free, void * total) { return cs_w_cuMemGetInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo), free, total); }
 
@@ -6316,7 +6316,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetInfo_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetInfo_v2(void * free, void * total) { return cs_w_cuMemGetInfo_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2), free, total); }
+static uint32_t cuMemGetInfo_v2(void * free, void * total) { return cs_w_cuMemGetInfo_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2), free, total); }
 static uint32_t cs_d_cuMemGetInfo_v2(void * free, void * total) { return cs_w_cuMemGetInfo_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2), free, total); }
 static uint32_t cs_g_cuMemGetInfo_v2(void * free, void * total) { return cs_w_cuMemGetInfo_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetInfo_v2), free, total); }
 
@@ -6335,7 +6335,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemGetMemPool(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemGetMemPool(void * pool, void * location, uint32_t type) { return cs_w_cuMemGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetMemPool), pool, location, type); }
+static uint32_t cuMemGetMemPool(void * pool, void * location, uint32_t type) { return cs_w_cuMemGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetMemPool), pool, location, type); }
 static uint32_t cs_d_cuMemGetMemPool(void * pool, void * location, uint32_t type) { return cs_w_cuMemGetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetMemPool), pool, location, type); }
 static uint32_t cs_g_cuMemGetMemPool(void * pool, void * location, uint32_t type) { return cs_w_cuMemGetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemGetMemPool), pool, location, type); }
 
@@ -6354,7 +6354,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostAlloc(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
+static uint32_t cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
 static uint32_t cs_d_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
 static uint32_t cs_g_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
 
@@ -6373,7 +6373,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostGetDevicePointer(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemHostGetDevicePointer(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer), pdptr, p, Flags); }
+static uint32_t cuMemHostGetDevicePointer(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer), pdptr, p, Flags); }
 static uint32_t cs_d_cuMemHostGetDevicePointer(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer), pdptr, p, Flags); }
 static uint32_t cs_g_cuMemHostGetDevicePointer(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer), pdptr, p, Flags); }
 
@@ -6392,7 +6392,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostGetDevicePointer_v2(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemHostGetDevicePointer_v2(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2), pdptr, p, Flags); }
+static uint32_t cuMemHostGetDevicePointer_v2(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2), pdptr, p, Flags); }
 static uint32_t cs_d_cuMemHostGetDevicePointer_v2(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2), pdptr, p, Flags); }
 static uint32_t cs_g_cuMemHostGetDevicePointer_v2(void * pdptr, void * p, uint32_t Flags) { return cs_w_cuMemHostGetDevicePointer_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetDevicePointer_v2), pdptr, p, Flags); }
 
@@ -6411,7 +6411,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostGetFlags(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemHostGetFlags(void * pFlags, void * p) { return cs_w_cuMemHostGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags), pFlags, p); }
+static uint32_t cuMemHostGetFlags(void * pFlags, void * p) { return cs_w_cuMemHostGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags), pFlags, p); }
 static uint32_t cs_d_cuMemHostGetFlags(void * pFlags, void * p) { return cs_w_cuMemHostGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags), pFlags, p); }
 static uint32_t cs_g_cuMemHostGetFlags(void * pFlags, void * p) { return cs_w_cuMemHostGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostGetFlags), pFlags, p); }
 
@@ -6430,7 +6430,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostRegister(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemHostRegister(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister), p, bytesize, Flags); }
+static uint32_t cuMemHostRegister(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister), p, bytesize, Flags); }
 static uint32_t cs_d_cuMemHostRegister(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister), p, bytesize, Flags); }
 static uint32_t cs_g_cuMemHostRegister(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister), p, bytesize, Flags); }
 
@@ -6449,7 +6449,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostRegister_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
+static uint32_t cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
 static uint32_t cs_d_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
 static uint32_t cs_g_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
 
@@ -6468,7 +6468,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostUnregister(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemHostUnregister(void * p) { return cs_w_cuMemHostUnregister(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostUnregister), p); }
+static uint32_t cuMemHostUnregister(void * p) { return cs_w_cuMemHostUnregister(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostUnregister), p); }
 static uint32_t cs_d_cuMemHostUnregister(void * p) { return cs_w_cuMemHostUnregister(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostUnregister), p); }
 static uint32_t cs_g_cuMemHostUnregister(void * p) { return cs_w_cuMemHostUnregister(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostUnregister), p); }
 
@@ -6487,7 +6487,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemImportFromShareableHandle(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemImportFromShareableHandle(void * handle, void * osHandle, uint32_t shHandleType) { return cs_w_cuMemImportFromShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle), handle, osHandle, shHandleType); }
+static uint32_t cuMemImportFromShareableHandle(void * handle, void * osHandle, uint32_t shHandleType) { return cs_w_cuMemImportFromShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle), handle, osHandle, shHandleType); }
 static uint32_t cs_d_cuMemImportFromShareableHandle(void * handle, void * osHandle, uint32_t shHandleType) { return cs_w_cuMemImportFromShareableHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle), handle, osHandle, shHandleType); }
 static uint32_t cs_g_cuMemImportFromShareableHandle(void * handle, void * osHandle, uint32_t shHandleType) { return cs_w_cuMemImportFromShareableHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemImportFromShareableHandle), handle, osHandle, shHandleType); }
 
@@ -6506,7 +6506,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemMap(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemMap(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle, uint64_t flags) { return cs_w_cuMemMap(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemMap), ptr, size, offset, handle, flags); }
+static uint32_t cuMemMap(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle, uint64_t flags) { return cs_w_cuMemMap(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemMap), ptr, size, offset, handle, flags); }
 static uint32_t cs_d_cuMemMap(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle, uint64_t flags) { return cs_w_cuMemMap(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemMap), ptr, size, offset, handle, flags); }
 static uint32_t cs_g_cuMemMap(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle, uint64_t flags) { return cs_w_cuMemMap(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemMap), ptr, size, offset, handle, flags); }
 
@@ -6525,7 +6525,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemMapArrayAsync(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemMapArrayAsync(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync), mapInfoList, count, hStream); }
+static uint32_t cuMemMapArrayAsync(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync), mapInfoList, count, hStream); }
 static uint32_t cs_d_cuMemMapArrayAsync(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync), mapInfoList, count, hStream); }
 static uint32_t cs_g_cuMemMapArrayAsync(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync), mapInfoList, count, hStream); }
 
@@ -6544,7 +6544,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemMapArrayAsync_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemMapArrayAsync_ptsz(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz), mapInfoList, count, hStream); }
+static uint32_t cuMemMapArrayAsync_ptsz(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz), mapInfoList, count, hStream); }
 static uint32_t cs_d_cuMemMapArrayAsync_ptsz(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz), mapInfoList, count, hStream); }
 static uint32_t cs_g_cuMemMapArrayAsync_ptsz(void * mapInfoList, uint32_t count, void * hStream) { return cs_w_cuMemMapArrayAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemMapArrayAsync_ptsz), mapInfoList, count, hStream); }
 
@@ -6563,7 +6563,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolCreate(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
+static uint32_t cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
 static uint32_t cs_d_cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
 static uint32_t cs_g_cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
 
@@ -6582,7 +6582,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolDestroy(void * pool) { return cs_w_cuMemPoolDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy), pool); }
+static uint32_t cuMemPoolDestroy(void * pool) { return cs_w_cuMemPoolDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy), pool); }
 static uint32_t cs_d_cuMemPoolDestroy(void * pool) { return cs_w_cuMemPoolDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy), pool); }
 static uint32_t cs_g_cuMemPoolDestroy(void * pool) { return cs_w_cuMemPoolDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolDestroy), pool); }
 
@@ -6601,7 +6601,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolExportPointer(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolExportPointer(void * shareData_out, uint64_t ptr) { return cs_w_cuMemPoolExportPointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer), shareData_out, ptr); }
+static uint32_t cuMemPoolExportPointer(void * shareData_out, uint64_t ptr) { return cs_w_cuMemPoolExportPointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer), shareData_out, ptr); }
 static uint32_t cs_d_cuMemPoolExportPointer(void * shareData_out, uint64_t ptr) { return cs_w_cuMemPoolExportPointer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer), shareData_out, ptr); }
 static uint32_t cs_g_cuMemPoolExportPointer(void * shareData_out, uint64_t ptr) { return cs_w_cuMemPoolExportPointer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportPointer), shareData_out, ptr); }
 
@@ -6620,7 +6620,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolExportToShareableHandle(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolExportToShareableHandle(void * handle_out, void * pool, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolExportToShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle), handle_out, pool, handleType, flags); }
+static uint32_t cuMemPoolExportToShareableHandle(void * handle_out, void * pool, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolExportToShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle), handle_out, pool, handleType, flags); }
 static uint32_t cs_d_cuMemPoolExportToShareableHandle(void * handle_out, void * pool, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolExportToShareableHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle), handle_out, pool, handleType, flags); }
 static uint32_t cs_g_cuMemPoolExportToShareableHandle(void * handle_out, void * pool, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolExportToShareableHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolExportToShareableHandle), handle_out, pool, handleType, flags); }
 
@@ -6639,7 +6639,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolGetAccess(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cuMemPoolGetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess), flags, memPool, location); }
+static uint32_t cuMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cuMemPoolGetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess), flags, memPool, location); }
 static uint32_t cs_d_cuMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cuMemPoolGetAccess(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess), flags, memPool, location); }
 static uint32_t cs_g_cuMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cuMemPoolGetAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAccess), flags, memPool, location); }
 
@@ -6658,7 +6658,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolGetAttribute(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolGetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute), pool, attr, value); }
+static uint32_t cuMemPoolGetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute), pool, attr, value); }
 static uint32_t cs_d_cuMemPoolGetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute), pool, attr, value); }
 static uint32_t cs_g_cuMemPoolGetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolGetAttribute), pool, attr, value); }
 
@@ -6677,7 +6677,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolImportFromShareableHandl
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolImportFromShareableHandle(void * pool_out, void * handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolImportFromShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle), pool_out, handle, handleType, flags); }
+static uint32_t cuMemPoolImportFromShareableHandle(void * pool_out, void * handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolImportFromShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle), pool_out, handle, handleType, flags); }
 static uint32_t cs_d_cuMemPoolImportFromShareableHandle(void * pool_out, void * handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolImportFromShareableHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle), pool_out, handle, handleType, flags); }
 static uint32_t cs_g_cuMemPoolImportFromShareableHandle(void * pool_out, void * handle, uint32_t handleType, uint64_t flags) { return cs_w_cuMemPoolImportFromShareableHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportFromShareableHandle), pool_out, handle, handleType, flags); }
 
@@ -6696,7 +6696,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolImportPointer(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolImportPointer(void * ptr_out, void * pool, void * shareData) { return cs_w_cuMemPoolImportPointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer), ptr_out, pool, shareData); }
+static uint32_t cuMemPoolImportPointer(void * ptr_out, void * pool, void * shareData) { return cs_w_cuMemPoolImportPointer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer), ptr_out, pool, shareData); }
 static uint32_t cs_d_cuMemPoolImportPointer(void * ptr_out, void * pool, void * shareData) { return cs_w_cuMemPoolImportPointer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer), ptr_out, pool, shareData); }
 static uint32_t cs_g_cuMemPoolImportPointer(void * ptr_out, void * pool, void * shareData) { return cs_w_cuMemPoolImportPointer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolImportPointer), ptr_out, pool, shareData); }
 
@@ -6715,7 +6715,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolSetAccess(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolSetAccess(void * pool, void * map, uint64_t count) { return cs_w_cuMemPoolSetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess), pool, map, count); }
+static uint32_t cuMemPoolSetAccess(void * pool, void * map, uint64_t count) { return cs_w_cuMemPoolSetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess), pool, map, count); }
 static uint32_t cs_d_cuMemPoolSetAccess(void * pool, void * map, uint64_t count) { return cs_w_cuMemPoolSetAccess(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess), pool, map, count); }
 static uint32_t cs_g_cuMemPoolSetAccess(void * pool, void * map, uint64_t count) { return cs_w_cuMemPoolSetAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAccess), pool, map, count); }
 
@@ -6734,7 +6734,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolSetAttribute(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolSetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute), pool, attr, value); }
+static uint32_t cuMemPoolSetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute), pool, attr, value); }
 static uint32_t cs_d_cuMemPoolSetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute), pool, attr, value); }
 static uint32_t cs_g_cuMemPoolSetAttribute(void * pool, uint32_t attr, void * value) { return cs_w_cuMemPoolSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolSetAttribute), pool, attr, value); }
 
@@ -6753,7 +6753,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolTrimTo(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPoolTrimTo(void * pool, uint64_t minBytesToKeep) { return cs_w_cuMemPoolTrimTo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo), pool, minBytesToKeep); }
+static uint32_t cuMemPoolTrimTo(void * pool, uint64_t minBytesToKeep) { return cs_w_cuMemPoolTrimTo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo), pool, minBytesToKeep); }
 static uint32_t cs_d_cuMemPoolTrimTo(void * pool, uint64_t minBytesToKeep) { return cs_w_cuMemPoolTrimTo(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo), pool, minBytesToKeep); }
 static uint32_t cs_g_cuMemPoolTrimTo(void * pool, uint64_t minBytesToKeep) { return cs_w_cuMemPoolTrimTo(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolTrimTo), pool, minBytesToKeep); }
 
@@ -6772,7 +6772,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPrefetchAsync(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPrefetchAsync(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync), devPtr, count, dstDevice, hStream); }
+static uint32_t cuMemPrefetchAsync(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync), devPtr, count, dstDevice, hStream); }
 static uint32_t cs_d_cuMemPrefetchAsync(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync), devPtr, count, dstDevice, hStream); }
 static uint32_t cs_g_cuMemPrefetchAsync(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync), devPtr, count, dstDevice, hStream); }
 
@@ -6791,7 +6791,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPrefetchAsync_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPrefetchAsync_ptsz(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz), devPtr, count, dstDevice, hStream); }
+static uint32_t cuMemPrefetchAsync_ptsz(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz), devPtr, count, dstDevice, hStream); }
 static uint32_t cs_d_cuMemPrefetchAsync_ptsz(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz), devPtr, count, dstDevice, hStream); }
 static uint32_t cs_g_cuMemPrefetchAsync_ptsz(uint64_t devPtr, uint64_t count, int32_t dstDevice, void * hStream) { return cs_w_cuMemPrefetchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_ptsz), devPtr, count, dstDevice, hStream); }
 
@@ -6810,7 +6810,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPrefetchAsync_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPrefetchAsync_v2(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2), devPtr, count, location, flags, hStream); }
+static uint32_t cuMemPrefetchAsync_v2(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2), devPtr, count, location, flags, hStream); }
 static uint32_t cs_d_cuMemPrefetchAsync_v2(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2), devPtr, count, location, flags, hStream); }
 static uint32_t cs_g_cuMemPrefetchAsync_v2(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2), devPtr, count, location, flags, hStream); }
 
@@ -6829,7 +6829,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPrefetchAsync_v2_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPrefetchAsync_v2_ptsz(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz), devPtr, count, location, flags, hStream); }
+static uint32_t cuMemPrefetchAsync_v2_ptsz(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz), devPtr, count, location, flags, hStream); }
 static uint32_t cs_d_cuMemPrefetchAsync_v2_ptsz(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz), devPtr, count, location, flags, hStream); }
 static uint32_t cs_g_cuMemPrefetchAsync_v2_ptsz(uint64_t devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * hStream) { return cs_w_cuMemPrefetchAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchAsync_v2_ptsz), devPtr, count, location, flags, hStream); }
 
@@ -6848,7 +6848,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPrefetchBatchAsync(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
+static uint32_t cuMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_d_cuMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_g_cuMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 
@@ -6867,7 +6867,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPrefetchBatchAsync_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
+static uint32_t cuMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_d_cuMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 static uint32_t cs_g_cuMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * hStream) { return cs_w_cuMemPrefetchBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream); }
 
@@ -6886,7 +6886,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemRangeGetAttribute(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
+static uint32_t cuMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
 static uint32_t cs_d_cuMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
 static uint32_t cs_g_cuMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
 
@@ -6905,7 +6905,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemRangeGetAttributes(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
+static uint32_t cuMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
 static uint32_t cs_d_cuMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
 static uint32_t cs_g_cuMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, uint64_t devPtr, uint64_t count) { return cs_w_cuMemRangeGetAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
 
@@ -6924,7 +6924,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemRelease(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemRelease(uint64_t handle) { return cs_w_cuMemRelease(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRelease), handle); }
+static uint32_t cuMemRelease(uint64_t handle) { return cs_w_cuMemRelease(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRelease), handle); }
 static uint32_t cs_d_cuMemRelease(uint64_t handle) { return cs_w_cuMemRelease(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemRelease), handle); }
 static uint32_t cs_g_cuMemRelease(uint64_t handle) { return cs_w_cuMemRelease(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemRelease), handle); }
 
@@ -6943,7 +6943,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemRetainAllocationHandle(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemRetainAllocationHandle(void * handle, void * addr) { return cs_w_cuMemRetainAllocationHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle), handle, addr); }
+static uint32_t cuMemRetainAllocationHandle(void * handle, void * addr) { return cs_w_cuMemRetainAllocationHandle(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle), handle, addr); }
 static uint32_t cs_d_cuMemRetainAllocationHandle(void * handle, void * addr) { return cs_w_cuMemRetainAllocationHandle(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle), handle, addr); }
 static uint32_t cs_g_cuMemRetainAllocationHandle(void * handle, void * addr) { return cs_w_cuMemRetainAllocationHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemRetainAllocationHandle), handle, addr); }
 
@@ -6962,7 +6962,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemSetAccess(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemSetAccess(uint64_t ptr, uint64_t size, void * desc, uint64_t count) { return cs_w_cuMemSetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetAccess), ptr, size, desc, count); }
+static uint32_t cuMemSetAccess(uint64_t ptr, uint64_t size, void * desc, uint64_t count) { return cs_w_cuMemSetAccess(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetAccess), ptr, size, desc, count); }
 static uint32_t cs_d_cuMemSetAccess(uint64_t ptr, uint64_t size, void * desc, uint64_t count) { return cs_w_cuMemSetAccess(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetAccess), ptr, size, desc, count); }
 static uint32_t cs_g_cuMemSetAccess(uint64_t ptr, uint64_t size, void * desc, uint64_t count) { return cs_w_cuMemSetAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetAccess), ptr, size, desc, count); }
 
@@ -6981,7 +6981,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemSetMemPool(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemSetMemPool(void * location, uint32_t type, void * pool) { return cs_w_cuMemSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetMemPool), location, type, pool); }
+static uint32_t cuMemSetMemPool(void * location, uint32_t type, void * pool) { return cs_w_cuMemSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetMemPool), location, type, pool); }
 static uint32_t cs_d_cuMemSetMemPool(void * location, uint32_t type, void * pool) { return cs_w_cuMemSetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetMemPool), location, type, pool); }
 static uint32_t cs_g_cuMemSetMemPool(void * location, uint32_t type, void * pool) { return cs_w_cuMemSetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemSetMemPool), location, type, pool); }
 
@@ -7000,7 +7000,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemUnmap(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemUnmap(uint64_t ptr, uint64_t size) { return cs_w_cuMemUnmap(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemUnmap), ptr, size); }
+static uint32_t cuMemUnmap(uint64_t ptr, uint64_t size) { return cs_w_cuMemUnmap(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemUnmap), ptr, size); }
 static uint32_t cs_d_cuMemUnmap(uint64_t ptr, uint64_t size) { return cs_w_cuMemUnmap(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemUnmap), ptr, size); }
 static uint32_t cs_g_cuMemUnmap(uint64_t ptr, uint64_t size) { return cs_w_cuMemUnmap(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemUnmap), ptr, size); }
 
@@ -7019,7 +7019,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy), dst, src, ByteCount); }
+static uint32_t cuMemcpy(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy), dst, src, ByteCount); }
 static uint32_t cs_d_cuMemcpy(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy), dst, src, ByteCount); }
 static uint32_t cs_g_cuMemcpy(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy), dst, src, ByteCount); }
 
@@ -7038,7 +7038,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2D(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2D(void * pCopy) { return cs_w_cuMemcpy2D(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D), pCopy); }
+static uint32_t cuMemcpy2D(void * pCopy) { return cs_w_cuMemcpy2D(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D), pCopy); }
 static uint32_t cs_d_cuMemcpy2D(void * pCopy) { return cs_w_cuMemcpy2D(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D), pCopy); }
 static uint32_t cs_g_cuMemcpy2D(void * pCopy) { return cs_w_cuMemcpy2D(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D), pCopy); }
 
@@ -7057,7 +7057,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2DAsync(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync), pCopy, hStream); }
+static uint32_t cuMemcpy2DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy2DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy2DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync), pCopy, hStream); }
 
@@ -7076,7 +7076,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2DAsync_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2), pCopy, hStream); }
+static uint32_t cuMemcpy2DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy2DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy2DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2), pCopy, hStream); }
 
@@ -7095,7 +7095,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2DAsync_v2_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz), pCopy, hStream); }
+static uint32_t cuMemcpy2DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy2DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy2DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy2DAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DAsync_v2_ptsz), pCopy, hStream); }
 
@@ -7114,7 +7114,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2DUnaligned(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2DUnaligned(void * pCopy) { return cs_w_cuMemcpy2DUnaligned(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned), pCopy); }
+static uint32_t cuMemcpy2DUnaligned(void * pCopy) { return cs_w_cuMemcpy2DUnaligned(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned), pCopy); }
 static uint32_t cs_d_cuMemcpy2DUnaligned(void * pCopy) { return cs_w_cuMemcpy2DUnaligned(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned), pCopy); }
 static uint32_t cs_g_cuMemcpy2DUnaligned(void * pCopy) { return cs_w_cuMemcpy2DUnaligned(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned), pCopy); }
 
@@ -7133,7 +7133,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2DUnaligned_v2(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2DUnaligned_v2(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2), pCopy); }
+static uint32_t cuMemcpy2DUnaligned_v2(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2), pCopy); }
 static uint32_t cs_d_cuMemcpy2DUnaligned_v2(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2), pCopy); }
 static uint32_t cs_g_cuMemcpy2DUnaligned_v2(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2), pCopy); }
 
@@ -7152,7 +7152,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2DUnaligned_v2_ptds(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2DUnaligned_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds), pCopy); }
+static uint32_t cuMemcpy2DUnaligned_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds), pCopy); }
 static uint32_t cs_d_cuMemcpy2DUnaligned_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds), pCopy); }
 static uint32_t cs_g_cuMemcpy2DUnaligned_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2DUnaligned_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds), pCopy); }
 
@@ -7171,7 +7171,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2D_v2(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2D_v2(void * pCopy) { return cs_w_cuMemcpy2D_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2), pCopy); }
+static uint32_t cuMemcpy2D_v2(void * pCopy) { return cs_w_cuMemcpy2D_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2), pCopy); }
 static uint32_t cs_d_cuMemcpy2D_v2(void * pCopy) { return cs_w_cuMemcpy2D_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2), pCopy); }
 static uint32_t cs_g_cuMemcpy2D_v2(void * pCopy) { return cs_w_cuMemcpy2D_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2), pCopy); }
 
@@ -7190,7 +7190,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy2D_v2_ptds(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy2D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2D_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds), pCopy); }
+static uint32_t cuMemcpy2D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2D_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds), pCopy); }
 static uint32_t cs_d_cuMemcpy2D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2D_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds), pCopy); }
 static uint32_t cs_g_cuMemcpy2D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy2D_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy2D_v2_ptds), pCopy); }
 
@@ -7209,7 +7209,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3D(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3D(void * pCopy) { return cs_w_cuMemcpy3D(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D), pCopy); }
+static uint32_t cuMemcpy3D(void * pCopy) { return cs_w_cuMemcpy3D(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D), pCopy); }
 static uint32_t cs_d_cuMemcpy3D(void * pCopy) { return cs_w_cuMemcpy3D(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D), pCopy); }
 static uint32_t cs_g_cuMemcpy3D(void * pCopy) { return cs_w_cuMemcpy3D(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D), pCopy); }
 
@@ -7228,7 +7228,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DAsync(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync), pCopy, hStream); }
+static uint32_t cuMemcpy3DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy3DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy3DAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync), pCopy, hStream); }
 
@@ -7247,7 +7247,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DAsync_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2), pCopy, hStream); }
+static uint32_t cuMemcpy3DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy3DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy3DAsync_v2(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2), pCopy, hStream); }
 
@@ -7266,7 +7266,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DAsync_v2_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz), pCopy, hStream); }
+static uint32_t cuMemcpy3DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy3DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy3DAsync_v2_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DAsync_v2_ptsz), pCopy, hStream); }
 
@@ -7285,7 +7285,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DBatchAsync(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DBatchAsync(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync), numOps, opList, failIdx, flags, hStream); }
+static uint32_t cuMemcpy3DBatchAsync(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync), numOps, opList, failIdx, flags, hStream); }
 static uint32_t cs_d_cuMemcpy3DBatchAsync(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync), numOps, opList, failIdx, flags, hStream); }
 static uint32_t cs_g_cuMemcpy3DBatchAsync(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync), numOps, opList, failIdx, flags, hStream); }
 
@@ -7304,7 +7304,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DBatchAsync_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz), numOps, opList, failIdx, flags, hStream); }
+static uint32_t cuMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz), numOps, opList, failIdx, flags, hStream); }
 static uint32_t cs_d_cuMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz), numOps, opList, failIdx, flags, hStream); }
 static uint32_t cs_g_cuMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, void * failIdx, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_ptsz), numOps, opList, failIdx, flags, hStream); }
 
@@ -7323,7 +7323,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DBatchAsync_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DBatchAsync_v2(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2), numOps, opList, flags, hStream); }
+static uint32_t cuMemcpy3DBatchAsync_v2(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2), numOps, opList, flags, hStream); }
 static uint32_t cs_d_cuMemcpy3DBatchAsync_v2(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2), numOps, opList, flags, hStream); }
 static uint32_t cs_g_cuMemcpy3DBatchAsync_v2(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2), numOps, opList, flags, hStream); }
 
@@ -7342,7 +7342,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DBatchAsync_v2_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DBatchAsync_v2_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz), numOps, opList, flags, hStream); }
+static uint32_t cuMemcpy3DBatchAsync_v2_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz), numOps, opList, flags, hStream); }
 static uint32_t cs_d_cuMemcpy3DBatchAsync_v2_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz), numOps, opList, flags, hStream); }
 static uint32_t cs_g_cuMemcpy3DBatchAsync_v2_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * hStream) { return cs_w_cuMemcpy3DBatchAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz), numOps, opList, flags, hStream); }
 
@@ -7361,7 +7361,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DPeer(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DPeer(void * pCopy) { return cs_w_cuMemcpy3DPeer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer), pCopy); }
+static uint32_t cuMemcpy3DPeer(void * pCopy) { return cs_w_cuMemcpy3DPeer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer), pCopy); }
 static uint32_t cs_d_cuMemcpy3DPeer(void * pCopy) { return cs_w_cuMemcpy3DPeer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer), pCopy); }
 static uint32_t cs_g_cuMemcpy3DPeer(void * pCopy) { return cs_w_cuMemcpy3DPeer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer), pCopy); }
 
@@ -7380,7 +7380,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DPeerAsync(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DPeerAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync), pCopy, hStream); }
+static uint32_t cuMemcpy3DPeerAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy3DPeerAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy3DPeerAsync(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync), pCopy, hStream); }
 
@@ -7399,7 +7399,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DPeerAsync_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DPeerAsync_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz), pCopy, hStream); }
+static uint32_t cuMemcpy3DPeerAsync_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz), pCopy, hStream); }
 static uint32_t cs_d_cuMemcpy3DPeerAsync_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz), pCopy, hStream); }
 static uint32_t cs_g_cuMemcpy3DPeerAsync_ptsz(void * pCopy, void * hStream) { return cs_w_cuMemcpy3DPeerAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeerAsync_ptsz), pCopy, hStream); }
 
@@ -7418,7 +7418,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3DPeer_ptds(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3DPeer_ptds(void * pCopy) { return cs_w_cuMemcpy3DPeer_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds), pCopy); }
+static uint32_t cuMemcpy3DPeer_ptds(void * pCopy) { return cs_w_cuMemcpy3DPeer_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds), pCopy); }
 static uint32_t cs_d_cuMemcpy3DPeer_ptds(void * pCopy) { return cs_w_cuMemcpy3DPeer_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds), pCopy); }
 static uint32_t cs_g_cuMemcpy3DPeer_ptds(void * pCopy) { return cs_w_cuMemcpy3DPeer_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3DPeer_ptds), pCopy); }
 
@@ -7437,7 +7437,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3D_v2(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3D_v2(void * pCopy) { return cs_w_cuMemcpy3D_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2), pCopy); }
+static uint32_t cuMemcpy3D_v2(void * pCopy) { return cs_w_cuMemcpy3D_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2), pCopy); }
 static uint32_t cs_d_cuMemcpy3D_v2(void * pCopy) { return cs_w_cuMemcpy3D_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2), pCopy); }
 static uint32_t cs_g_cuMemcpy3D_v2(void * pCopy) { return cs_w_cuMemcpy3D_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2), pCopy); }
 
@@ -7456,7 +7456,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy3D_v2_ptds(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy3D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy3D_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds), pCopy); }
+static uint32_t cuMemcpy3D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy3D_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds), pCopy); }
 static uint32_t cs_d_cuMemcpy3D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy3D_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds), pCopy); }
 static uint32_t cs_g_cuMemcpy3D_v2_ptds(void * pCopy) { return cs_w_cuMemcpy3D_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy3D_v2_ptds), pCopy); }
 
@@ -7475,7 +7475,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAsync(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAsync(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync), dst, src, ByteCount, hStream); }
+static uint32_t cuMemcpyAsync(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync), dst, src, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyAsync(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync), dst, src, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyAsync(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync), dst, src, ByteCount, hStream); }
 
@@ -7494,7 +7494,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAsync_ptsz(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAsync_ptsz(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz), dst, src, ByteCount, hStream); }
+static uint32_t cuMemcpyAsync_ptsz(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz), dst, src, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyAsync_ptsz(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz), dst, src, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyAsync_ptsz(uint64_t dst, uint64_t src, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAsync_ptsz), dst, src, ByteCount, hStream); }
 
@@ -7513,7 +7513,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoA(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoA(void * dstArray, uint32_t dstOffset, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoA(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoA(void * dstArray, uint32_t dstOffset, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoA(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoA(void * dstArray, uint32_t dstOffset, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoA(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoA(void * dstArray, uint32_t dstOffset, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoA(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 
@@ -7532,7 +7532,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoA_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoA_v2(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoA_v2(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoA_v2(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoA_v2(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 
@@ -7551,7 +7551,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoA_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoA_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoA_v2_ptds), dstArray, dstOffset, srcArray, srcOffset, ByteCount); }
 
@@ -7570,7 +7570,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoD(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoD(uint32_t dstDevice, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoD(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD), dstDevice, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoD(uint32_t dstDevice, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoD(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD), dstDevice, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoD(uint32_t dstDevice, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoD(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD), dstDevice, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoD(uint32_t dstDevice, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoD(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD), dstDevice, srcArray, srcOffset, ByteCount); }
 
@@ -7589,7 +7589,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoD_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoD_v2(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2), dstDevice, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoD_v2(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2), dstDevice, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoD_v2(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2), dstDevice, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoD_v2(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2), dstDevice, srcArray, srcOffset, ByteCount); }
 
@@ -7608,7 +7608,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoD_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoD_v2_ptds(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds), dstDevice, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoD_v2_ptds(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds), dstDevice, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoD_v2_ptds(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds), dstDevice, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoD_v2_ptds(uint64_t dstDevice, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoD_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoD_v2_ptds), dstDevice, srcArray, srcOffset, ByteCount); }
 
@@ -7627,7 +7627,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoH(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoH(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoH(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH), dstHost, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoH(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoH(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH), dstHost, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoH(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoH(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH), dstHost, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoH(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount) { return cs_w_cuMemcpyAtoH(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH), dstHost, srcArray, srcOffset, ByteCount); }
 
@@ -7646,7 +7646,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoHAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoHAsync(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync), dstHost, srcArray, srcOffset, ByteCount, hStream); }
+static uint32_t cuMemcpyAtoHAsync(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyAtoHAsync(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyAtoHAsync(void * dstHost, void * srcArray, uint32_t srcOffset, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 
@@ -7665,7 +7665,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoHAsync_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2), dstHost, srcArray, srcOffset, ByteCount, hStream); }
+static uint32_t cuMemcpyAtoHAsync_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyAtoHAsync_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyAtoHAsync_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 
@@ -7684,7 +7684,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoHAsync_v2_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoHAsync_v2_ptsz(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz), dstHost, srcArray, srcOffset, ByteCount, hStream); }
+static uint32_t cuMemcpyAtoHAsync_v2_ptsz(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyAtoHAsync_v2_ptsz(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyAtoHAsync_v2_ptsz(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyAtoHAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz), dstHost, srcArray, srcOffset, ByteCount, hStream); }
 
@@ -7703,7 +7703,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoH_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoH_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2), dstHost, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoH_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2), dstHost, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoH_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2), dstHost, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoH_v2(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2), dstHost, srcArray, srcOffset, ByteCount); }
 
@@ -7722,7 +7722,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyAtoH_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyAtoH_v2_ptds(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds), dstHost, srcArray, srcOffset, ByteCount); }
+static uint32_t cuMemcpyAtoH_v2_ptds(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds), dstHost, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_d_cuMemcpyAtoH_v2_ptds(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds), dstHost, srcArray, srcOffset, ByteCount); }
 static uint32_t cs_g_cuMemcpyAtoH_v2_ptds(void * dstHost, void * srcArray, uint64_t srcOffset, uint64_t ByteCount) { return cs_w_cuMemcpyAtoH_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyAtoH_v2_ptds), dstHost, srcArray, srcOffset, ByteCount); }
 
@@ -7741,7 +7741,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyBatchAsync(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
+static uint32_t cuMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
 static uint32_t cs_d_cuMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
 static uint32_t cs_g_cuMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
 
@@ -7760,7 +7760,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyBatchAsync_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
+static uint32_t cuMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
 static uint32_t cs_d_cuMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
 static uint32_t cs_g_cuMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * failIdx, void * hStream) { return cs_w_cuMemcpyBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream); }
 
@@ -7779,7 +7779,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyBatchAsync_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyBatchAsync_v2(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
+static uint32_t cuMemcpyBatchAsync_v2(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
 static uint32_t cs_d_cuMemcpyBatchAsync_v2(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
 static uint32_t cs_g_cuMemcpyBatchAsync_v2(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
 
@@ -7798,7 +7798,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyBatchAsync_v2_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyBatchAsync_v2_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
+static uint32_t cuMemcpyBatchAsync_v2_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
 static uint32_t cs_d_cuMemcpyBatchAsync_v2_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
 static uint32_t cs_g_cuMemcpyBatchAsync_v2_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * hStream) { return cs_w_cuMemcpyBatchAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream); }
 
@@ -7817,7 +7817,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoA(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoA(void * dstArray, uint32_t dstOffset, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoA(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA), dstArray, dstOffset, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoA(void * dstArray, uint32_t dstOffset, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoA(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA), dstArray, dstOffset, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoA(void * dstArray, uint32_t dstOffset, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoA(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA), dstArray, dstOffset, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoA(void * dstArray, uint32_t dstOffset, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoA(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA), dstArray, dstOffset, srcDevice, ByteCount); }
 
@@ -7836,7 +7836,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoA_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoA_v2(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2), dstArray, dstOffset, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoA_v2(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2), dstArray, dstOffset, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoA_v2(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2), dstArray, dstOffset, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoA_v2(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2), dstArray, dstOffset, srcDevice, ByteCount); }
 
@@ -7855,7 +7855,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoA_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoA_v2_ptds(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds), dstArray, dstOffset, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoA_v2_ptds(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds), dstArray, dstOffset, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoA_v2_ptds(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds), dstArray, dstOffset, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoA_v2_ptds(void * dstArray, uint64_t dstOffset, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoA_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoA_v2_ptds), dstArray, dstOffset, srcDevice, ByteCount); }
 
@@ -7874,7 +7874,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoD(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoD(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoD(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD), dstDevice, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoD(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoD(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD), dstDevice, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoD(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoD(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD), dstDevice, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoD(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoD(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD), dstDevice, srcDevice, ByteCount); }
 
@@ -7893,7 +7893,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoDAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoDAsync(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync), dstDevice, srcDevice, ByteCount, hStream); }
+static uint32_t cuMemcpyDtoDAsync(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync), dstDevice, srcDevice, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyDtoDAsync(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync), dstDevice, srcDevice, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyDtoDAsync(uint32_t dstDevice, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync), dstDevice, srcDevice, ByteCount, hStream); }
 
@@ -7912,7 +7912,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoDAsync_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2), dstDevice, srcDevice, ByteCount, hStream); }
+static uint32_t cuMemcpyDtoDAsync_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2), dstDevice, srcDevice, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyDtoDAsync_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2), dstDevice, srcDevice, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyDtoDAsync_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2), dstDevice, srcDevice, ByteCount, hStream); }
 
@@ -7931,7 +7931,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoDAsync_v2_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoDAsync_v2_ptsz(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz), dstDevice, srcDevice, ByteCount, hStream); }
+static uint32_t cuMemcpyDtoDAsync_v2_ptsz(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz), dstDevice, srcDevice, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyDtoDAsync_v2_ptsz(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz), dstDevice, srcDevice, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyDtoDAsync_v2_ptsz(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoDAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz), dstDevice, srcDevice, ByteCount, hStream); }
 
@@ -7950,7 +7950,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoD_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoD_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2), dstDevice, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoD_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2), dstDevice, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoD_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2), dstDevice, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoD_v2(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2), dstDevice, srcDevice, ByteCount); }
 
@@ -7969,7 +7969,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoD_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoD_v2_ptds(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds), dstDevice, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoD_v2_ptds(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds), dstDevice, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoD_v2_ptds(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds), dstDevice, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoD_v2_ptds(uint64_t dstDevice, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoD_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoD_v2_ptds), dstDevice, srcDevice, ByteCount); }
 
@@ -7988,7 +7988,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoH(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoH(void * dstHost, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoH(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH), dstHost, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoH(void * dstHost, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoH(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH), dstHost, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoH(void * dstHost, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoH(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH), dstHost, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoH(void * dstHost, uint32_t srcDevice, uint32_t ByteCount) { return cs_w_cuMemcpyDtoH(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH), dstHost, srcDevice, ByteCount); }
 
@@ -8007,7 +8007,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoHAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoHAsync(void * dstHost, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync), dstHost, srcDevice, ByteCount, hStream); }
+static uint32_t cuMemcpyDtoHAsync(void * dstHost, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync), dstHost, srcDevice, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyDtoHAsync(void * dstHost, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync), dstHost, srcDevice, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyDtoHAsync(void * dstHost, uint32_t srcDevice, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync), dstHost, srcDevice, ByteCount, hStream); }
 
@@ -8026,7 +8026,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoHAsync_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2), dstHost, srcDevice, ByteCount, hStream); }
+static uint32_t cuMemcpyDtoHAsync_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2), dstHost, srcDevice, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyDtoHAsync_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2), dstHost, srcDevice, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyDtoHAsync_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2), dstHost, srcDevice, ByteCount, hStream); }
 
@@ -8045,7 +8045,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoHAsync_v2_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoHAsync_v2_ptsz(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz), dstHost, srcDevice, ByteCount, hStream); }
+static uint32_t cuMemcpyDtoHAsync_v2_ptsz(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz), dstHost, srcDevice, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyDtoHAsync_v2_ptsz(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz), dstHost, srcDevice, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyDtoHAsync_v2_ptsz(void * dstHost, uint64_t srcDevice, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyDtoHAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz), dstHost, srcDevice, ByteCount, hStream); }
 
@@ -8064,7 +8064,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoH_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoH_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2), dstHost, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoH_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2), dstHost, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoH_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2), dstHost, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoH_v2(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2), dstHost, srcDevice, ByteCount); }
 
@@ -8083,7 +8083,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyDtoH_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyDtoH_v2_ptds(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds), dstHost, srcDevice, ByteCount); }
+static uint32_t cuMemcpyDtoH_v2_ptds(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds), dstHost, srcDevice, ByteCount); }
 static uint32_t cs_d_cuMemcpyDtoH_v2_ptds(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds), dstHost, srcDevice, ByteCount); }
 static uint32_t cs_g_cuMemcpyDtoH_v2_ptds(void * dstHost, uint64_t srcDevice, uint64_t ByteCount) { return cs_w_cuMemcpyDtoH_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyDtoH_v2_ptds), dstHost, srcDevice, ByteCount); }
 
@@ -8102,7 +8102,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoA(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoA(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoA(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA), dstArray, dstOffset, srcHost, ByteCount); }
+static uint32_t cuMemcpyHtoA(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoA(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA), dstArray, dstOffset, srcHost, ByteCount); }
 static uint32_t cs_d_cuMemcpyHtoA(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoA(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA), dstArray, dstOffset, srcHost, ByteCount); }
 static uint32_t cs_g_cuMemcpyHtoA(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoA(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA), dstArray, dstOffset, srcHost, ByteCount); }
 
@@ -8121,7 +8121,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoAAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoAAsync(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync), dstArray, dstOffset, srcHost, ByteCount, hStream); }
+static uint32_t cuMemcpyHtoAAsync(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyHtoAAsync(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyHtoAAsync(void * dstArray, uint32_t dstOffset, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 
@@ -8140,7 +8140,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoAAsync_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2), dstArray, dstOffset, srcHost, ByteCount, hStream); }
+static uint32_t cuMemcpyHtoAAsync_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyHtoAAsync_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyHtoAAsync_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 
@@ -8159,7 +8159,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoAAsync_v2_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoAAsync_v2_ptsz(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz), dstArray, dstOffset, srcHost, ByteCount, hStream); }
+static uint32_t cuMemcpyHtoAAsync_v2_ptsz(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyHtoAAsync_v2_ptsz(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyHtoAAsync_v2_ptsz(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoAAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz), dstArray, dstOffset, srcHost, ByteCount, hStream); }
 
@@ -8178,7 +8178,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoA_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoA_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2), dstArray, dstOffset, srcHost, ByteCount); }
+static uint32_t cuMemcpyHtoA_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2), dstArray, dstOffset, srcHost, ByteCount); }
 static uint32_t cs_d_cuMemcpyHtoA_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2), dstArray, dstOffset, srcHost, ByteCount); }
 static uint32_t cs_g_cuMemcpyHtoA_v2(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2), dstArray, dstOffset, srcHost, ByteCount); }
 
@@ -8197,7 +8197,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoA_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds), dstArray, dstOffset, srcHost, ByteCount); }
+static uint32_t cuMemcpyHtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds), dstArray, dstOffset, srcHost, ByteCount); }
 static uint32_t cs_d_cuMemcpyHtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds), dstArray, dstOffset, srcHost, ByteCount); }
 static uint32_t cs_g_cuMemcpyHtoA_v2_ptds(void * dstArray, uint64_t dstOffset, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoA_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoA_v2_ptds), dstArray, dstOffset, srcHost, ByteCount); }
 
@@ -8216,7 +8216,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoD(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoD(uint32_t dstDevice, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoD(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD), dstDevice, srcHost, ByteCount); }
+static uint32_t cuMemcpyHtoD(uint32_t dstDevice, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoD(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD), dstDevice, srcHost, ByteCount); }
 static uint32_t cs_d_cuMemcpyHtoD(uint32_t dstDevice, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoD(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD), dstDevice, srcHost, ByteCount); }
 static uint32_t cs_g_cuMemcpyHtoD(uint32_t dstDevice, void * srcHost, uint32_t ByteCount) { return cs_w_cuMemcpyHtoD(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD), dstDevice, srcHost, ByteCount); }
 
@@ -8235,7 +8235,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoDAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoDAsync(uint32_t dstDevice, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync), dstDevice, srcHost, ByteCount, hStream); }
+static uint32_t cuMemcpyHtoDAsync(uint32_t dstDevice, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync), dstDevice, srcHost, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyHtoDAsync(uint32_t dstDevice, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync), dstDevice, srcHost, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyHtoDAsync(uint32_t dstDevice, void * srcHost, uint32_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync), dstDevice, srcHost, ByteCount, hStream); }
 
@@ -8254,7 +8254,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoDAsync_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2), dstDevice, srcHost, ByteCount, hStream); }
+static uint32_t cuMemcpyHtoDAsync_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2), dstDevice, srcHost, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyHtoDAsync_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2), dstDevice, srcHost, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyHtoDAsync_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2), dstDevice, srcHost, ByteCount, hStream); }
 
@@ -8273,7 +8273,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoDAsync_v2_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoDAsync_v2_ptsz(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz), dstDevice, srcHost, ByteCount, hStream); }
+static uint32_t cuMemcpyHtoDAsync_v2_ptsz(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz), dstDevice, srcHost, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyHtoDAsync_v2_ptsz(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz), dstDevice, srcHost, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyHtoDAsync_v2_ptsz(uint64_t dstDevice, void * srcHost, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyHtoDAsync_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz), dstDevice, srcHost, ByteCount, hStream); }
 
@@ -8292,7 +8292,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoD_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoD_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2), dstDevice, srcHost, ByteCount); }
+static uint32_t cuMemcpyHtoD_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2), dstDevice, srcHost, ByteCount); }
 static uint32_t cs_d_cuMemcpyHtoD_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2), dstDevice, srcHost, ByteCount); }
 static uint32_t cs_g_cuMemcpyHtoD_v2(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2), dstDevice, srcHost, ByteCount); }
 
@@ -8311,7 +8311,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyHtoD_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyHtoD_v2_ptds(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds), dstDevice, srcHost, ByteCount); }
+static uint32_t cuMemcpyHtoD_v2_ptds(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds), dstDevice, srcHost, ByteCount); }
 static uint32_t cs_d_cuMemcpyHtoD_v2_ptds(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds), dstDevice, srcHost, ByteCount); }
 static uint32_t cs_g_cuMemcpyHtoD_v2_ptds(uint64_t dstDevice, void * srcHost, uint64_t ByteCount) { return cs_w_cuMemcpyHtoD_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyHtoD_v2_ptds), dstDevice, srcHost, ByteCount); }
 
@@ -8330,7 +8330,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyPeer(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyPeer(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
+static uint32_t cuMemcpyPeer(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
 static uint32_t cs_d_cuMemcpyPeer(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
 static uint32_t cs_g_cuMemcpyPeer(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
 
@@ -8349,7 +8349,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyPeerAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyPeerAsync(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
+static uint32_t cuMemcpyPeerAsync(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyPeerAsync(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyPeerAsync(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
 
@@ -8368,7 +8368,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyPeerAsync_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyPeerAsync_ptsz(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
+static uint32_t cuMemcpyPeerAsync_ptsz(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
 static uint32_t cs_d_cuMemcpyPeerAsync_ptsz(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
 static uint32_t cs_g_cuMemcpyPeerAsync_ptsz(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount, void * hStream) { return cs_w_cuMemcpyPeerAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeerAsync_ptsz), dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream); }
 
@@ -8387,7 +8387,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpyPeer_ptds(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpyPeer_ptds(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
+static uint32_t cuMemcpyPeer_ptds(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
 static uint32_t cs_d_cuMemcpyPeer_ptds(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
 static uint32_t cs_g_cuMemcpyPeer_ptds(uint64_t dstDevice, void * dstContext, uint64_t srcDevice, void * srcContext, uint64_t ByteCount) { return cs_w_cuMemcpyPeer_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpyPeer_ptds), dstDevice, dstContext, srcDevice, srcContext, ByteCount); }
 
@@ -8406,7 +8406,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemcpy_ptds(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemcpy_ptds(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds), dst, src, ByteCount); }
+static uint32_t cuMemcpy_ptds(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds), dst, src, ByteCount); }
 static uint32_t cs_d_cuMemcpy_ptds(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds), dst, src, ByteCount); }
 static uint32_t cs_g_cuMemcpy_ptds(uint64_t dst, uint64_t src, uint64_t ByteCount) { return cs_w_cuMemcpy_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemcpy_ptds), dst, src, ByteCount); }
 
@@ -8425,7 +8425,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD16(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD16(uint32_t dstDevice, uint16_t us, uint32_t N) { return cs_w_cuMemsetD16(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16), dstDevice, us, N); }
+static uint32_t cuMemsetD16(uint32_t dstDevice, uint16_t us, uint32_t N) { return cs_w_cuMemsetD16(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16), dstDevice, us, N); }
 static uint32_t cs_d_cuMemsetD16(uint32_t dstDevice, uint16_t us, uint32_t N) { return cs_w_cuMemsetD16(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16), dstDevice, us, N); }
 static uint32_t cs_g_cuMemsetD16(uint32_t dstDevice, uint16_t us, uint32_t N) { return cs_w_cuMemsetD16(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16), dstDevice, us, N); }
 
@@ -8444,7 +8444,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD16Async(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD16Async(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async), dstDevice, us, N, hStream); }
+static uint32_t cuMemsetD16Async(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async), dstDevice, us, N, hStream); }
 static uint32_t cs_d_cuMemsetD16Async(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async), dstDevice, us, N, hStream); }
 static uint32_t cs_g_cuMemsetD16Async(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async), dstDevice, us, N, hStream); }
 
@@ -8463,7 +8463,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD16Async_ptsz(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD16Async_ptsz(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz), dstDevice, us, N, hStream); }
+static uint32_t cuMemsetD16Async_ptsz(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz), dstDevice, us, N, hStream); }
 static uint32_t cs_d_cuMemsetD16Async_ptsz(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz), dstDevice, us, N, hStream); }
 static uint32_t cs_g_cuMemsetD16Async_ptsz(uint64_t dstDevice, uint16_t us, uint64_t N, void * hStream) { return cs_w_cuMemsetD16Async_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16Async_ptsz), dstDevice, us, N, hStream); }
 
@@ -8482,7 +8482,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD16_v2(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD16_v2(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2), dstDevice, us, N); }
+static uint32_t cuMemsetD16_v2(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2), dstDevice, us, N); }
 static uint32_t cs_d_cuMemsetD16_v2(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2), dstDevice, us, N); }
 static uint32_t cs_g_cuMemsetD16_v2(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2), dstDevice, us, N); }
 
@@ -8501,7 +8501,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD16_v2_ptds(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD16_v2_ptds(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds), dstDevice, us, N); }
+static uint32_t cuMemsetD16_v2_ptds(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds), dstDevice, us, N); }
 static uint32_t cs_d_cuMemsetD16_v2_ptds(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds), dstDevice, us, N); }
 static uint32_t cs_g_cuMemsetD16_v2_ptds(uint64_t dstDevice, uint16_t us, uint64_t N) { return cs_w_cuMemsetD16_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD16_v2_ptds), dstDevice, us, N); }
 
@@ -8520,7 +8520,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D16(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D16(uint32_t dstDevice, uint32_t dstPitch, uint16_t us, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D16(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16), dstDevice, dstPitch, us, Width, Height); }
+static uint32_t cuMemsetD2D16(uint32_t dstDevice, uint32_t dstPitch, uint16_t us, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D16(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16), dstDevice, dstPitch, us, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D16(uint32_t dstDevice, uint32_t dstPitch, uint16_t us, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D16(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16), dstDevice, dstPitch, us, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D16(uint32_t dstDevice, uint32_t dstPitch, uint16_t us, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D16(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16), dstDevice, dstPitch, us, Width, Height); }
 
@@ -8539,7 +8539,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D16Async(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D16Async(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async), dstDevice, dstPitch, us, Width, Height, hStream); }
+static uint32_t cuMemsetD2D16Async(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async), dstDevice, dstPitch, us, Width, Height, hStream); }
 static uint32_t cs_d_cuMemsetD2D16Async(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async), dstDevice, dstPitch, us, Width, Height, hStream); }
 static uint32_t cs_g_cuMemsetD2D16Async(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async), dstDevice, dstPitch, us, Width, Height, hStream); }
 
@@ -8558,7 +8558,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D16Async_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D16Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz), dstDevice, dstPitch, us, Width, Height, hStream); }
+static uint32_t cuMemsetD2D16Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz), dstDevice, dstPitch, us, Width, Height, hStream); }
 static uint32_t cs_d_cuMemsetD2D16Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz), dstDevice, dstPitch, us, Width, Height, hStream); }
 static uint32_t cs_g_cuMemsetD2D16Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D16Async_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16Async_ptsz), dstDevice, dstPitch, us, Width, Height, hStream); }
 
@@ -8577,7 +8577,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D16_v2(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D16_v2(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2), dstDevice, dstPitch, us, Width, Height); }
+static uint32_t cuMemsetD2D16_v2(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2), dstDevice, dstPitch, us, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D16_v2(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2), dstDevice, dstPitch, us, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D16_v2(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2), dstDevice, dstPitch, us, Width, Height); }
 
@@ -8596,7 +8596,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D16_v2_ptds(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D16_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds), dstDevice, dstPitch, us, Width, Height); }
+static uint32_t cuMemsetD2D16_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds), dstDevice, dstPitch, us, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D16_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds), dstDevice, dstPitch, us, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D16_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint16_t us, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D16_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D16_v2_ptds), dstDevice, dstPitch, us, Width, Height); }
 
@@ -8615,7 +8615,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D32(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D32(uint32_t dstDevice, uint32_t dstPitch, uint32_t ui, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32), dstDevice, dstPitch, ui, Width, Height); }
+static uint32_t cuMemsetD2D32(uint32_t dstDevice, uint32_t dstPitch, uint32_t ui, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32), dstDevice, dstPitch, ui, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D32(uint32_t dstDevice, uint32_t dstPitch, uint32_t ui, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D32(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32), dstDevice, dstPitch, ui, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D32(uint32_t dstDevice, uint32_t dstPitch, uint32_t ui, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D32(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32), dstDevice, dstPitch, ui, Width, Height); }
 
@@ -8634,7 +8634,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D32Async(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D32Async(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async), dstDevice, dstPitch, ui, Width, Height, hStream); }
+static uint32_t cuMemsetD2D32Async(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async), dstDevice, dstPitch, ui, Width, Height, hStream); }
 static uint32_t cs_d_cuMemsetD2D32Async(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async), dstDevice, dstPitch, ui, Width, Height, hStream); }
 static uint32_t cs_g_cuMemsetD2D32Async(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async), dstDevice, dstPitch, ui, Width, Height, hStream); }
 
@@ -8653,7 +8653,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D32Async_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D32Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz), dstDevice, dstPitch, ui, Width, Height, hStream); }
+static uint32_t cuMemsetD2D32Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz), dstDevice, dstPitch, ui, Width, Height, hStream); }
 static uint32_t cs_d_cuMemsetD2D32Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz), dstDevice, dstPitch, ui, Width, Height, hStream); }
 static uint32_t cs_g_cuMemsetD2D32Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D32Async_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32Async_ptsz), dstDevice, dstPitch, ui, Width, Height, hStream); }
 
@@ -8672,7 +8672,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D32_v2(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D32_v2(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2), dstDevice, dstPitch, ui, Width, Height); }
+static uint32_t cuMemsetD2D32_v2(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2), dstDevice, dstPitch, ui, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D32_v2(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2), dstDevice, dstPitch, ui, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D32_v2(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2), dstDevice, dstPitch, ui, Width, Height); }
 
@@ -8691,7 +8691,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D32_v2_ptds(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D32_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds), dstDevice, dstPitch, ui, Width, Height); }
+static uint32_t cuMemsetD2D32_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds), dstDevice, dstPitch, ui, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D32_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds), dstDevice, dstPitch, ui, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D32_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint32_t ui, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D32_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D32_v2_ptds), dstDevice, dstPitch, ui, Width, Height); }
 
@@ -8710,7 +8710,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D8(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D8(uint32_t dstDevice, uint32_t dstPitch, uint8_t uc, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D8(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8), dstDevice, dstPitch, uc, Width, Height); }
+static uint32_t cuMemsetD2D8(uint32_t dstDevice, uint32_t dstPitch, uint8_t uc, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D8(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8), dstDevice, dstPitch, uc, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D8(uint32_t dstDevice, uint32_t dstPitch, uint8_t uc, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D8(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8), dstDevice, dstPitch, uc, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D8(uint32_t dstDevice, uint32_t dstPitch, uint8_t uc, uint32_t Width, uint32_t Height) { return cs_w_cuMemsetD2D8(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8), dstDevice, dstPitch, uc, Width, Height); }
 
@@ -8729,7 +8729,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D8Async(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D8Async(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async), dstDevice, dstPitch, uc, Width, Height, hStream); }
+static uint32_t cuMemsetD2D8Async(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async), dstDevice, dstPitch, uc, Width, Height, hStream); }
 static uint32_t cs_d_cuMemsetD2D8Async(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async), dstDevice, dstPitch, uc, Width, Height, hStream); }
 static uint32_t cs_g_cuMemsetD2D8Async(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async), dstDevice, dstPitch, uc, Width, Height, hStream); }
 
@@ -8748,7 +8748,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D8Async_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D8Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz), dstDevice, dstPitch, uc, Width, Height, hStream); }
+static uint32_t cuMemsetD2D8Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz), dstDevice, dstPitch, uc, Width, Height, hStream); }
 static uint32_t cs_d_cuMemsetD2D8Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz), dstDevice, dstPitch, uc, Width, Height, hStream); }
 static uint32_t cs_g_cuMemsetD2D8Async_ptsz(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height, void * hStream) { return cs_w_cuMemsetD2D8Async_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8Async_ptsz), dstDevice, dstPitch, uc, Width, Height, hStream); }
 
@@ -8767,7 +8767,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D8_v2(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D8_v2(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2), dstDevice, dstPitch, uc, Width, Height); }
+static uint32_t cuMemsetD2D8_v2(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2), dstDevice, dstPitch, uc, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D8_v2(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2), dstDevice, dstPitch, uc, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D8_v2(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2), dstDevice, dstPitch, uc, Width, Height); }
 
@@ -8786,7 +8786,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD2D8_v2_ptds(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD2D8_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds), dstDevice, dstPitch, uc, Width, Height); }
+static uint32_t cuMemsetD2D8_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds), dstDevice, dstPitch, uc, Width, Height); }
 static uint32_t cs_d_cuMemsetD2D8_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds), dstDevice, dstPitch, uc, Width, Height); }
 static uint32_t cs_g_cuMemsetD2D8_v2_ptds(uint64_t dstDevice, uint64_t dstPitch, uint8_t uc, uint64_t Width, uint64_t Height) { return cs_w_cuMemsetD2D8_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD2D8_v2_ptds), dstDevice, dstPitch, uc, Width, Height); }
 
@@ -8805,7 +8805,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD32(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD32(uint32_t dstDevice, uint32_t ui, uint32_t N) { return cs_w_cuMemsetD32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32), dstDevice, ui, N); }
+static uint32_t cuMemsetD32(uint32_t dstDevice, uint32_t ui, uint32_t N) { return cs_w_cuMemsetD32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32), dstDevice, ui, N); }
 static uint32_t cs_d_cuMemsetD32(uint32_t dstDevice, uint32_t ui, uint32_t N) { return cs_w_cuMemsetD32(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32), dstDevice, ui, N); }
 static uint32_t cs_g_cuMemsetD32(uint32_t dstDevice, uint32_t ui, uint32_t N) { return cs_w_cuMemsetD32(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32), dstDevice, ui, N); }
 
@@ -8824,7 +8824,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD32Async(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD32Async(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async), dstDevice, ui, N, hStream); }
+static uint32_t cuMemsetD32Async(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async), dstDevice, ui, N, hStream); }
 static uint32_t cs_d_cuMemsetD32Async(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async), dstDevice, ui, N, hStream); }
 static uint32_t cs_g_cuMemsetD32Async(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async), dstDevice, ui, N, hStream); }
 
@@ -8843,7 +8843,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD32Async_ptsz(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD32Async_ptsz(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz), dstDevice, ui, N, hStream); }
+static uint32_t cuMemsetD32Async_ptsz(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz), dstDevice, ui, N, hStream); }
 static uint32_t cs_d_cuMemsetD32Async_ptsz(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz), dstDevice, ui, N, hStream); }
 static uint32_t cs_g_cuMemsetD32Async_ptsz(uint64_t dstDevice, uint32_t ui, uint64_t N, void * hStream) { return cs_w_cuMemsetD32Async_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32Async_ptsz), dstDevice, ui, N, hStream); }
 
@@ -8862,7 +8862,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD32_v2(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD32_v2(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2), dstDevice, ui, N); }
+static uint32_t cuMemsetD32_v2(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2), dstDevice, ui, N); }
 static uint32_t cs_d_cuMemsetD32_v2(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2), dstDevice, ui, N); }
 static uint32_t cs_g_cuMemsetD32_v2(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2), dstDevice, ui, N); }
 
@@ -8881,7 +8881,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD32_v2_ptds(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD32_v2_ptds(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds), dstDevice, ui, N); }
+static uint32_t cuMemsetD32_v2_ptds(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds), dstDevice, ui, N); }
 static uint32_t cs_d_cuMemsetD32_v2_ptds(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds), dstDevice, ui, N); }
 static uint32_t cs_g_cuMemsetD32_v2_ptds(uint64_t dstDevice, uint32_t ui, uint64_t N) { return cs_w_cuMemsetD32_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD32_v2_ptds), dstDevice, ui, N); }
 
@@ -8900,7 +8900,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD8(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD8(uint32_t dstDevice, uint8_t uc, uint32_t N) { return cs_w_cuMemsetD8(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8), dstDevice, uc, N); }
+static uint32_t cuMemsetD8(uint32_t dstDevice, uint8_t uc, uint32_t N) { return cs_w_cuMemsetD8(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8), dstDevice, uc, N); }
 static uint32_t cs_d_cuMemsetD8(uint32_t dstDevice, uint8_t uc, uint32_t N) { return cs_w_cuMemsetD8(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8), dstDevice, uc, N); }
 static uint32_t cs_g_cuMemsetD8(uint32_t dstDevice, uint8_t uc, uint32_t N) { return cs_w_cuMemsetD8(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8), dstDevice, uc, N); }
 
@@ -8919,7 +8919,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD8Async(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD8Async(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async), dstDevice, uc, N, hStream); }
+static uint32_t cuMemsetD8Async(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async), dstDevice, uc, N, hStream); }
 static uint32_t cs_d_cuMemsetD8Async(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async), dstDevice, uc, N, hStream); }
 static uint32_t cs_g_cuMemsetD8Async(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async), dstDevice, uc, N, hStream); }
 
@@ -8938,7 +8938,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD8Async_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD8Async_ptsz(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz), dstDevice, uc, N, hStream); }
+static uint32_t cuMemsetD8Async_ptsz(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz), dstDevice, uc, N, hStream); }
 static uint32_t cs_d_cuMemsetD8Async_ptsz(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz), dstDevice, uc, N, hStream); }
 static uint32_t cs_g_cuMemsetD8Async_ptsz(uint64_t dstDevice, uint8_t uc, uint64_t N, void * hStream) { return cs_w_cuMemsetD8Async_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8Async_ptsz), dstDevice, uc, N, hStream); }
 
@@ -8957,7 +8957,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD8_v2(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD8_v2(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2), dstDevice, uc, N); }
+static uint32_t cuMemsetD8_v2(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2), dstDevice, uc, N); }
 static uint32_t cs_d_cuMemsetD8_v2(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2), dstDevice, uc, N); }
 static uint32_t cs_g_cuMemsetD8_v2(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2), dstDevice, uc, N); }
 
@@ -8976,7 +8976,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemsetD8_v2_ptds(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMemsetD8_v2_ptds(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds), dstDevice, uc, N); }
+static uint32_t cuMemsetD8_v2_ptds(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2_ptds(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds), dstDevice, uc, N); }
 static uint32_t cs_d_cuMemsetD8_v2_ptds(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds), dstDevice, uc, N); }
 static uint32_t cs_g_cuMemsetD8_v2_ptds(uint64_t dstDevice, uint8_t uc, uint64_t N) { return cs_w_cuMemsetD8_v2_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemsetD8_v2_ptds), dstDevice, uc, N); }
 
@@ -8995,7 +8995,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMipmappedArrayCreate(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMipmappedArrayCreate(void * pHandle, void * pMipmappedArrayDesc, uint32_t numMipmapLevels) { return cs_w_cuMipmappedArrayCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate), pHandle, pMipmappedArrayDesc, numMipmapLevels); }
+static uint32_t cuMipmappedArrayCreate(void * pHandle, void * pMipmappedArrayDesc, uint32_t numMipmapLevels) { return cs_w_cuMipmappedArrayCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate), pHandle, pMipmappedArrayDesc, numMipmapLevels); }
 static uint32_t cs_d_cuMipmappedArrayCreate(void * pHandle, void * pMipmappedArrayDesc, uint32_t numMipmapLevels) { return cs_w_cuMipmappedArrayCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate), pHandle, pMipmappedArrayDesc, numMipmapLevels); }
 static uint32_t cs_g_cuMipmappedArrayCreate(void * pHandle, void * pMipmappedArrayDesc, uint32_t numMipmapLevels) { return cs_w_cuMipmappedArrayCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayCreate), pHandle, pMipmappedArrayDesc, numMipmapLevels); }
 
@@ -9014,7 +9014,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMipmappedArrayDestroy(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMipmappedArrayDestroy(void * hMipmappedArray) { return cs_w_cuMipmappedArrayDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy), hMipmappedArray); }
+static uint32_t cuMipmappedArrayDestroy(void * hMipmappedArray) { return cs_w_cuMipmappedArrayDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy), hMipmappedArray); }
 static uint32_t cs_d_cuMipmappedArrayDestroy(void * hMipmappedArray) { return cs_w_cuMipmappedArrayDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy), hMipmappedArray); }
 static uint32_t cs_g_cuMipmappedArrayDestroy(void * hMipmappedArray) { return cs_w_cuMipmappedArrayDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayDestroy), hMipmappedArray); }
 
@@ -9033,7 +9033,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMipmappedArrayGetLevel(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMipmappedArrayGetLevel(void * pLevelArray, void * hMipmappedArray, uint32_t level) { return cs_w_cuMipmappedArrayGetLevel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel), pLevelArray, hMipmappedArray, level); }
+static uint32_t cuMipmappedArrayGetLevel(void * pLevelArray, void * hMipmappedArray, uint32_t level) { return cs_w_cuMipmappedArrayGetLevel(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel), pLevelArray, hMipmappedArray, level); }
 static uint32_t cs_d_cuMipmappedArrayGetLevel(void * pLevelArray, void * hMipmappedArray, uint32_t level) { return cs_w_cuMipmappedArrayGetLevel(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel), pLevelArray, hMipmappedArray, level); }
 static uint32_t cs_g_cuMipmappedArrayGetLevel(void * pLevelArray, void * hMipmappedArray, uint32_t level) { return cs_w_cuMipmappedArrayGetLevel(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetLevel), pLevelArray, hMipmappedArray, level); }
 
@@ -9052,7 +9052,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMipmappedArrayGetMemoryRequirem
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cuMipmappedArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
+static uint32_t cuMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cuMipmappedArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
 static uint32_t cs_d_cuMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cuMipmappedArrayGetMemoryRequirements(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
 static uint32_t cs_g_cuMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cuMipmappedArrayGetMemoryRequirements(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
 
@@ -9071,7 +9071,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMipmappedArrayGetSparseProperti
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cuMipmappedArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
+static uint32_t cuMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cuMipmappedArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
 static uint32_t cs_d_cuMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cuMipmappedArrayGetSparseProperties(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
 static uint32_t cs_g_cuMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cuMipmappedArrayGetSparseProperties(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
 
@@ -9090,7 +9090,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleEnumerateFunctions(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleEnumerateFunctions(void * functions, uint32_t numFunctions, void * mod) { return cs_w_cuModuleEnumerateFunctions(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions), functions, numFunctions, mod); }
+static uint32_t cuModuleEnumerateFunctions(void * functions, uint32_t numFunctions, void * mod) { return cs_w_cuModuleEnumerateFunctions(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions), functions, numFunctions, mod); }
 static uint32_t cs_d_cuModuleEnumerateFunctions(void * functions, uint32_t numFunctions, void * mod) { return cs_w_cuModuleEnumerateFunctions(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions), functions, numFunctions, mod); }
 static uint32_t cs_g_cuModuleEnumerateFunctions(void * functions, uint32_t numFunctions, void * mod) { return cs_w_cuModuleEnumerateFunctions(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleEnumerateFunctions), functions, numFunctions, mod); }
 
@@ -9111,7 +9111,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleGetFunction(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleGetFunction(void * hfunc, void * hmod, void * name) { return cs_w_cuModuleGetFunction(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunction), hfunc, hmod, name); }
+static uint32_t cuModuleGetFunction(void * hfunc, void * hmod, void * name) { return cs_w_cuModuleGetFunction(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunction), hfunc, hmod, name); }
 static uint32_t cs_d_cuModuleGetFunction(void * hfunc, void * hmod, void * name) { return cs_w_cuModuleGetFunction(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunction), hfunc, hmod, name); }
 static uint32_t cs_g_cuModuleGetFunction(void * hfunc, void * hmod, void * name) { return cs_w_cuModuleGetFunction(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunction), hfunc, hmod, name); }
 
@@ -9130,7 +9130,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleGetFunctionCount(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleGetFunctionCount(void * count, void * mod) { return cs_w_cuModuleGetFunctionCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount), count, mod); }
+static uint32_t cuModuleGetFunctionCount(void * count, void * mod) { return cs_w_cuModuleGetFunctionCount(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount), count, mod); }
 static uint32_t cs_d_cuModuleGetFunctionCount(void * count, void * mod) { return cs_w_cuModuleGetFunctionCount(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount), count, mod); }
 static uint32_t cs_g_cuModuleGetFunctionCount(void * count, void * mod) { return cs_w_cuModuleGetFunctionCount(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetFunctionCount), count, mod); }
 
@@ -9149,7 +9149,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleGetGlobal(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleGetGlobal(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal), dptr, bytes, hmod, name); }
+static uint32_t cuModuleGetGlobal(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal), dptr, bytes, hmod, name); }
 static uint32_t cs_d_cuModuleGetGlobal(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal), dptr, bytes, hmod, name); }
 static uint32_t cs_g_cuModuleGetGlobal(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal), dptr, bytes, hmod, name); }
 
@@ -9168,7 +9168,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleGetGlobal_v2(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2), dptr, bytes, hmod, name); }
+static uint32_t cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2), dptr, bytes, hmod, name); }
 static uint32_t cs_d_cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2), dptr, bytes, hmod, name); }
 static uint32_t cs_g_cuModuleGetGlobal_v2(void * dptr, void * bytes, void * hmod, void * name) { return cs_w_cuModuleGetGlobal_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetGlobal_v2), dptr, bytes, hmod, name); }
 
@@ -9190,7 +9190,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleGetLoadingMode(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleGetLoadingMode(void * mode) { return cs_w_cuModuleGetLoadingMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode), mode); }
+static uint32_t cuModuleGetLoadingMode(void * mode) { return cs_w_cuModuleGetLoadingMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode), mode); }
 static uint32_t cs_d_cuModuleGetLoadingMode(void * mode) { return cs_w_cuModuleGetLoadingMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode), mode); }
 static uint32_t cs_g_cuModuleGetLoadingMode(void * mode) { return cs_w_cuModuleGetLoadingMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetLoadingMode), mode); }
 
@@ -9209,7 +9209,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleGetSurfRef(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleGetSurfRef(void * pSurfRef, void * hmod, void * name) { return cs_w_cuModuleGetSurfRef(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef), pSurfRef, hmod, name); }
+static uint32_t cuModuleGetSurfRef(void * pSurfRef, void * hmod, void * name) { return cs_w_cuModuleGetSurfRef(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef), pSurfRef, hmod, name); }
 static uint32_t cs_d_cuModuleGetSurfRef(void * pSurfRef, void * hmod, void * name) { return cs_w_cuModuleGetSurfRef(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef), pSurfRef, hmod, name); }
 static uint32_t cs_g_cuModuleGetSurfRef(void * pSurfRef, void * hmod, void * name) { return cs_w_cuModuleGetSurfRef(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetSurfRef), pSurfRef, hmod, name); }
 
@@ -9228,7 +9228,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleGetTexRef(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) { return cs_w_cuModuleGetTexRef(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef), pTexRef, hmod, name); }
+static uint32_t cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) { return cs_w_cuModuleGetTexRef(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef), pTexRef, hmod, name); }
 static uint32_t cs_d_cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) { return cs_w_cuModuleGetTexRef(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef), pTexRef, hmod, name); }
 static uint32_t cs_g_cuModuleGetTexRef(void * pTexRef, void * hmod, void * name) { return cs_w_cuModuleGetTexRef(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleGetTexRef), pTexRef, hmod, name); }
 
@@ -9250,7 +9250,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleLoad(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleLoad(void * module, void * fname) { return cs_w_cuModuleLoad(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoad), module, fname); }
+static uint32_t cuModuleLoad(void * module, void * fname) { return cs_w_cuModuleLoad(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoad), module, fname); }
 static uint32_t cs_d_cuModuleLoad(void * module, void * fname) { return cs_w_cuModuleLoad(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoad), module, fname); }
 static uint32_t cs_g_cuModuleLoad(void * module, void * fname) { return cs_w_cuModuleLoad(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoad), module, fname); }
 
@@ -9272,7 +9272,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleLoadData(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleLoadData(void * module, void * image) { return cs_w_cuModuleLoadData(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadData), module, image); }
+static uint32_t cuModuleLoadData(void * module, void * image) { return cs_w_cuModuleLoadData(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadData), module, image); }
 static uint32_t cs_d_cuModuleLoadData(void * module, void * image) { return cs_w_cuModuleLoadData(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadData), module, image); }
 static uint32_t cs_g_cuModuleLoadData(void * module, void * image) { return cs_w_cuModuleLoadData(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadData), module, image); }
 
@@ -9294,7 +9294,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleLoadDataEx(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuModuleLoadDataEx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx), module, image, numOptions, options, optionValues); }
+static uint32_t cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuModuleLoadDataEx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx), module, image, numOptions, options, optionValues); }
 static uint32_t cs_d_cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuModuleLoadDataEx(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx), module, image, numOptions, options, optionValues); }
 static uint32_t cs_g_cuModuleLoadDataEx(void * module, void * image, uint32_t numOptions, void * options, void * optionValues) { return cs_w_cuModuleLoadDataEx(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadDataEx), module, image, numOptions, options, optionValues); }
 
@@ -9316,7 +9316,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleLoadFatBinary(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleLoadFatBinary(void * module, void * fatCubin) { return cs_w_cuModuleLoadFatBinary(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary), module, fatCubin); }
+static uint32_t cuModuleLoadFatBinary(void * module, void * fatCubin) { return cs_w_cuModuleLoadFatBinary(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary), module, fatCubin); }
 static uint32_t cs_d_cuModuleLoadFatBinary(void * module, void * fatCubin) { return cs_w_cuModuleLoadFatBinary(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary), module, fatCubin); }
 static uint32_t cs_g_cuModuleLoadFatBinary(void * module, void * fatCubin) { return cs_w_cuModuleLoadFatBinary(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleLoadFatBinary), module, fatCubin); }
 
@@ -9335,7 +9335,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuModuleUnload(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuModuleUnload(void * hmod) { return cs_w_cuModuleUnload(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleUnload), hmod); }
+static uint32_t cuModuleUnload(void * hmod) { return cs_w_cuModuleUnload(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuModuleUnload), hmod); }
 static uint32_t cs_d_cuModuleUnload(void * hmod) { return cs_w_cuModuleUnload(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuModuleUnload), hmod); }
 static uint32_t cs_g_cuModuleUnload(void * hmod) { return cs_w_cuModuleUnload(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuModuleUnload), hmod); }
 
@@ -9354,7 +9354,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMulticastAddDevice(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMulticastAddDevice(uint64_t mcHandle, int32_t dev) { return cs_w_cuMulticastAddDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice), mcHandle, dev); }
+static uint32_t cuMulticastAddDevice(uint64_t mcHandle, int32_t dev) { return cs_w_cuMulticastAddDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice), mcHandle, dev); }
 static uint32_t cs_d_cuMulticastAddDevice(uint64_t mcHandle, int32_t dev) { return cs_w_cuMulticastAddDevice(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice), mcHandle, dev); }
 static uint32_t cs_g_cuMulticastAddDevice(uint64_t mcHandle, int32_t dev) { return cs_w_cuMulticastAddDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastAddDevice), mcHandle, dev); }
 
@@ -9373,7 +9373,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMulticastBindAddr(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMulticastBindAddr(uint64_t mcHandle, uint64_t mcOffset, uint64_t memptr, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindAddr(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr), mcHandle, mcOffset, memptr, size, flags); }
+static uint32_t cuMulticastBindAddr(uint64_t mcHandle, uint64_t mcOffset, uint64_t memptr, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindAddr(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr), mcHandle, mcOffset, memptr, size, flags); }
 static uint32_t cs_d_cuMulticastBindAddr(uint64_t mcHandle, uint64_t mcOffset, uint64_t memptr, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindAddr(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr), mcHandle, mcOffset, memptr, size, flags); }
 static uint32_t cs_g_cuMulticastBindAddr(uint64_t mcHandle, uint64_t mcOffset, uint64_t memptr, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindAddr(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindAddr), mcHandle, mcOffset, memptr, size, flags); }
 
@@ -9392,7 +9392,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMulticastBindMem(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMulticastBindMem(uint64_t mcHandle, uint64_t mcOffset, uint64_t memHandle, uint64_t memOffset, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindMem(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindMem), mcHandle, mcOffset, memHandle, memOffset, size, flags); }
+static uint32_t cuMulticastBindMem(uint64_t mcHandle, uint64_t mcOffset, uint64_t memHandle, uint64_t memOffset, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindMem(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindMem), mcHandle, mcOffset, memHandle, memOffset, size, flags); }
 static uint32_t cs_d_cuMulticastBindMem(uint64_t mcHandle, uint64_t mcOffset, uint64_t memHandle, uint64_t memOffset, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindMem(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindMem), mcHandle, mcOffset, memHandle, memOffset, size, flags); }
 static uint32_t cs_g_cuMulticastBindMem(uint64_t mcHandle, uint64_t mcOffset, uint64_t memHandle, uint64_t memOffset, uint64_t size, uint64_t flags) { return cs_w_cuMulticastBindMem(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastBindMem), mcHandle, mcOffset, memHandle, memOffset, size, flags); }
 
@@ -9411,7 +9411,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMulticastCreate(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMulticastCreate(void * mcHandle, void * prop) { return cs_w_cuMulticastCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastCreate), mcHandle, prop); }
+static uint32_t cuMulticastCreate(void * mcHandle, void * prop) { return cs_w_cuMulticastCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastCreate), mcHandle, prop); }
 static uint32_t cs_d_cuMulticastCreate(void * mcHandle, void * prop) { return cs_w_cuMulticastCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastCreate), mcHandle, prop); }
 static uint32_t cs_g_cuMulticastCreate(void * mcHandle, void * prop) { return cs_w_cuMulticastCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastCreate), mcHandle, prop); }
 
@@ -9430,7 +9430,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMulticastGetGranularity(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMulticastGetGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMulticastGetGranularity(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity), granularity, prop, option); }
+static uint32_t cuMulticastGetGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMulticastGetGranularity(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity), granularity, prop, option); }
 static uint32_t cs_d_cuMulticastGetGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMulticastGetGranularity(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity), granularity, prop, option); }
 static uint32_t cs_g_cuMulticastGetGranularity(void * granularity, void * prop, uint32_t option) { return cs_w_cuMulticastGetGranularity(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastGetGranularity), granularity, prop, option); }
 
@@ -9449,7 +9449,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuMulticastUnbind(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuMulticastUnbind(uint64_t mcHandle, int32_t dev, uint64_t mcOffset, uint64_t size) { return cs_w_cuMulticastUnbind(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastUnbind), mcHandle, dev, mcOffset, size); }
+static uint32_t cuMulticastUnbind(uint64_t mcHandle, int32_t dev, uint64_t mcOffset, uint64_t size) { return cs_w_cuMulticastUnbind(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastUnbind), mcHandle, dev, mcOffset, size); }
 static uint32_t cs_d_cuMulticastUnbind(uint64_t mcHandle, int32_t dev, uint64_t mcOffset, uint64_t size) { return cs_w_cuMulticastUnbind(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastUnbind), mcHandle, dev, mcOffset, size); }
 static uint32_t cs_g_cuMulticastUnbind(uint64_t mcHandle, int32_t dev, uint64_t mcOffset, uint64_t size) { return cs_w_cuMulticastUnbind(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMulticastUnbind), mcHandle, dev, mcOffset, size); }
 
@@ -9468,7 +9468,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuOccupancyAvailableDynamicSMemPe
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cuOccupancyAvailableDynamicSMemPerBlock(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
+static uint32_t cuOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cuOccupancyAvailableDynamicSMemPerBlock(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
 static uint32_t cs_d_cuOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cuOccupancyAvailableDynamicSMemPerBlock(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
 static uint32_t cs_g_cuOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cuOccupancyAvailableDynamicSMemPerBlock(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
 
@@ -9487,7 +9487,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuOccupancyMaxActiveBlocksPerMult
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
+static uint32_t cuOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
 static uint32_t cs_d_cuOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
 static uint32_t cs_g_cuOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
 
@@ -9506,7 +9506,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuOccupancyMaxActiveBlocksPerMult
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
+static uint32_t cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
 static uint32_t cs_d_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
 static uint32_t cs_g_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
 
@@ -9525,7 +9525,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuOccupancyMaxActiveClusters(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuOccupancyMaxActiveClusters(void * numClusters, void * func, void * config) { return cs_w_cuOccupancyMaxActiveClusters(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters), numClusters, func, config); }
+static uint32_t cuOccupancyMaxActiveClusters(void * numClusters, void * func, void * config) { return cs_w_cuOccupancyMaxActiveClusters(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters), numClusters, func, config); }
 static uint32_t cs_d_cuOccupancyMaxActiveClusters(void * numClusters, void * func, void * config) { return cs_w_cuOccupancyMaxActiveClusters(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters), numClusters, func, config); }
 static uint32_t cs_g_cuOccupancyMaxActiveClusters(void * numClusters, void * func, void * config) { return cs_w_cuOccupancyMaxActiveClusters(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxActiveClusters), numClusters, func, config); }
 
@@ -9544,7 +9544,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuOccupancyMaxPotentialBlockSize(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuOccupancyMaxPotentialBlockSize(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit) { return cs_w_cuOccupancyMaxPotentialBlockSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit); }
+static uint32_t cuOccupancyMaxPotentialBlockSize(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit) { return cs_w_cuOccupancyMaxPotentialBlockSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit); }
 static uint32_t cs_d_cuOccupancyMaxPotentialBlockSize(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit) { return cs_w_cuOccupancyMaxPotentialBlockSize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit); }
 static uint32_t cs_g_cuOccupancyMaxPotentialBlockSize(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit) { return cs_w_cuOccupancyMaxPotentialBlockSize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSize), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit); }
 
@@ -9563,7 +9563,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuOccupancyMaxPotentialBlockSizeW
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuOccupancyMaxPotentialBlockSizeWithFlags(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit, uint32_t flags) { return cs_w_cuOccupancyMaxPotentialBlockSizeWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags); }
+static uint32_t cuOccupancyMaxPotentialBlockSizeWithFlags(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit, uint32_t flags) { return cs_w_cuOccupancyMaxPotentialBlockSizeWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags); }
 static uint32_t cs_d_cuOccupancyMaxPotentialBlockSizeWithFlags(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit, uint32_t flags) { return cs_w_cuOccupancyMaxPotentialBlockSizeWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags); }
 static uint32_t cs_g_cuOccupancyMaxPotentialBlockSizeWithFlags(void * minGridSize, void * blockSize, void * func, void * blockSizeToDynamicSMemSize, uint64_t dynamicSMemSize, int32_t blockSizeLimit, uint32_t flags) { return cs_w_cuOccupancyMaxPotentialBlockSizeWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags), minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags); }
 
@@ -9582,7 +9582,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuOccupancyMaxPotentialClusterSiz
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * config) { return cs_w_cuOccupancyMaxPotentialClusterSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize), clusterSize, func, config); }
+static uint32_t cuOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * config) { return cs_w_cuOccupancyMaxPotentialClusterSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize), clusterSize, func, config); }
 static uint32_t cs_d_cuOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * config) { return cs_w_cuOccupancyMaxPotentialClusterSize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize), clusterSize, func, config); }
 static uint32_t cs_g_cuOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * config) { return cs_w_cuOccupancyMaxPotentialClusterSize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuOccupancyMaxPotentialClusterSize), clusterSize, func, config); }
 
@@ -9601,7 +9601,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuParamSetSize(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuParamSetSize(void * hfunc, uint32_t numbytes) { return cs_w_cuParamSetSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetSize), hfunc, numbytes); }
+static uint32_t cuParamSetSize(void * hfunc, uint32_t numbytes) { return cs_w_cuParamSetSize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetSize), hfunc, numbytes); }
 static uint32_t cs_d_cuParamSetSize(void * hfunc, uint32_t numbytes) { return cs_w_cuParamSetSize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetSize), hfunc, numbytes); }
 static uint32_t cs_g_cuParamSetSize(void * hfunc, uint32_t numbytes) { return cs_w_cuParamSetSize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetSize), hfunc, numbytes); }
 
@@ -9620,7 +9620,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuParamSetTexRef(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuParamSetTexRef(void * hfunc, int32_t texunit, void * hTexRef) { return cs_w_cuParamSetTexRef(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetTexRef), hfunc, texunit, hTexRef); }
+static uint32_t cuParamSetTexRef(void * hfunc, int32_t texunit, void * hTexRef) { return cs_w_cuParamSetTexRef(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetTexRef), hfunc, texunit, hTexRef); }
 static uint32_t cs_d_cuParamSetTexRef(void * hfunc, int32_t texunit, void * hTexRef) { return cs_w_cuParamSetTexRef(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetTexRef), hfunc, texunit, hTexRef); }
 static uint32_t cs_g_cuParamSetTexRef(void * hfunc, int32_t texunit, void * hTexRef) { return cs_w_cuParamSetTexRef(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetTexRef), hfunc, texunit, hTexRef); }
 
@@ -9639,7 +9639,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuParamSetf(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuParamSetf(void * hfunc, int32_t offset, float value) { return cs_w_cuParamSetf(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetf), hfunc, offset, value); }
+static uint32_t cuParamSetf(void * hfunc, int32_t offset, float value) { return cs_w_cuParamSetf(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetf), hfunc, offset, value); }
 static uint32_t cs_d_cuParamSetf(void * hfunc, int32_t offset, float value) { return cs_w_cuParamSetf(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetf), hfunc, offset, value); }
 static uint32_t cs_g_cuParamSetf(void * hfunc, int32_t offset, float value) { return cs_w_cuParamSetf(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetf), hfunc, offset, value); }
 
@@ -9658,7 +9658,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuParamSeti(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuParamSeti(void * hfunc, int32_t offset, uint32_t value) { return cs_w_cuParamSeti(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSeti), hfunc, offset, value); }
+static uint32_t cuParamSeti(void * hfunc, int32_t offset, uint32_t value) { return cs_w_cuParamSeti(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSeti), hfunc, offset, value); }
 static uint32_t cs_d_cuParamSeti(void * hfunc, int32_t offset, uint32_t value) { return cs_w_cuParamSeti(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuParamSeti), hfunc, offset, value); }
 static uint32_t cs_g_cuParamSeti(void * hfunc, int32_t offset, uint32_t value) { return cs_w_cuParamSeti(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuParamSeti), hfunc, offset, value); }
 
@@ -9677,7 +9677,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuParamSetv(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuParamSetv(void * hfunc, int32_t offset, void * ptr, uint32_t numbytes) { return cs_w_cuParamSetv(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetv), hfunc, offset, ptr, numbytes); }
+static uint32_t cuParamSetv(void * hfunc, int32_t offset, void * ptr, uint32_t numbytes) { return cs_w_cuParamSetv(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetv), hfunc, offset, ptr, numbytes); }
 static uint32_t cs_d_cuParamSetv(void * hfunc, int32_t offset, void * ptr, uint32_t numbytes) { return cs_w_cuParamSetv(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetv), hfunc, offset, ptr, numbytes); }
 static uint32_t cs_g_cuParamSetv(void * hfunc, int32_t offset, void * ptr, uint32_t numbytes) { return cs_w_cuParamSetv(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuParamSetv), hfunc, offset, ptr, numbytes); }
 
@@ -9696,7 +9696,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuPointerGetAttribute(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuPointerGetAttribute(void * data, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute), data, attribute, ptr); }
+static uint32_t cuPointerGetAttribute(void * data, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute), data, attribute, ptr); }
 static uint32_t cs_d_cuPointerGetAttribute(void * data, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute), data, attribute, ptr); }
 static uint32_t cs_g_cuPointerGetAttribute(void * data, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttribute), data, attribute, ptr); }
 
@@ -9715,7 +9715,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuPointerGetAttributes(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuPointerGetAttributes(uint32_t numAttributes, void * attributes, void * data, uint64_t ptr) { return cs_w_cuPointerGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes), numAttributes, attributes, data, ptr); }
+static uint32_t cuPointerGetAttributes(uint32_t numAttributes, void * attributes, void * data, uint64_t ptr) { return cs_w_cuPointerGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes), numAttributes, attributes, data, ptr); }
 static uint32_t cs_d_cuPointerGetAttributes(uint32_t numAttributes, void * attributes, void * data, uint64_t ptr) { return cs_w_cuPointerGetAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes), numAttributes, attributes, data, ptr); }
 static uint32_t cs_g_cuPointerGetAttributes(uint32_t numAttributes, void * attributes, void * data, uint64_t ptr) { return cs_w_cuPointerGetAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuPointerGetAttributes), numAttributes, attributes, data, ptr); }
 
@@ -9734,7 +9734,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuPointerSetAttribute(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuPointerSetAttribute(void * value, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute), value, attribute, ptr); }
+static uint32_t cuPointerSetAttribute(void * value, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute), value, attribute, ptr); }
 static uint32_t cs_d_cuPointerSetAttribute(void * value, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute), value, attribute, ptr); }
 static uint32_t cs_g_cuPointerSetAttribute(void * value, uint32_t attribute, uint64_t ptr) { return cs_w_cuPointerSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuPointerSetAttribute), value, attribute, ptr); }
 
@@ -9753,7 +9753,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuProfilerInitialize(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuProfilerInitialize(void * configFile, void * outputFile, uint32_t outputMode) { return cs_w_cuProfilerInitialize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerInitialize), configFile, outputFile, outputMode); }
+static uint32_t cuProfilerInitialize(void * configFile, void * outputFile, uint32_t outputMode) { return cs_w_cuProfilerInitialize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerInitialize), configFile, outputFile, outputMode); }
 static uint32_t cs_d_cuProfilerInitialize(void * configFile, void * outputFile, uint32_t outputMode) { return cs_w_cuProfilerInitialize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerInitialize), configFile, outputFile, outputMode); }
 static uint32_t cs_g_cuProfilerInitialize(void * configFile, void * outputFile, uint32_t outputMode) { return cs_w_cuProfilerInitialize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerInitialize), configFile, outputFile, outputMode); }
 
@@ -9772,7 +9772,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuProfilerStart(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuProfilerStart(void) { return cs_w_cuProfilerStart(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStart)); }
+static uint32_t cuProfilerStart(void) { return cs_w_cuProfilerStart(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStart)); }
 static uint32_t cs_d_cuProfilerStart(void) { return cs_w_cuProfilerStart(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStart)); }
 static uint32_t cs_g_cuProfilerStart(void) { return cs_w_cuProfilerStart(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStart)); }
 
@@ -9791,7 +9791,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuProfilerStop(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuProfilerStop(void) { return cs_w_cuProfilerStop(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStop)); }
+static uint32_t cuProfilerStop(void) { return cs_w_cuProfilerStop(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStop)); }
 static uint32_t cs_d_cuProfilerStop(void) { return cs_w_cuProfilerStop(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStop)); }
 static uint32_t cs_g_cuProfilerStop(void) { return cs_w_cuProfilerStop(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuProfilerStop)); }
 
@@ -9810,7 +9810,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuSignalExternalSemaphoresAsync(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cuSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cuSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cuSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 
@@ -9829,7 +9829,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuSignalExternalSemaphoresAsync_p
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cuSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cuSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cuSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuSignalExternalSemaphoresAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 
@@ -9848,7 +9848,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamAddCallback(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamAddCallback(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback), hStream, callback, userData, flags); }
+static uint32_t cuStreamAddCallback(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback), hStream, callback, userData, flags); }
 static uint32_t cs_d_cuStreamAddCallback(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback), hStream, callback, userData, flags); }
 static uint32_t cs_g_cuStreamAddCallback(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback), hStream, callback, userData, flags); }
 
@@ -9867,7 +9867,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamAddCallback_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamAddCallback_ptsz(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz), hStream, callback, userData, flags); }
+static uint32_t cuStreamAddCallback_ptsz(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz), hStream, callback, userData, flags); }
 static uint32_t cs_d_cuStreamAddCallback_ptsz(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz), hStream, callback, userData, flags); }
 static uint32_t cs_g_cuStreamAddCallback_ptsz(void * hStream, void * callback, void * userData, uint32_t flags) { return cs_w_cuStreamAddCallback_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAddCallback_ptsz), hStream, callback, userData, flags); }
 
@@ -9886,7 +9886,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamAttachMemAsync(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamAttachMemAsync(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync), hStream, dptr, length, flags); }
+static uint32_t cuStreamAttachMemAsync(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync), hStream, dptr, length, flags); }
 static uint32_t cs_d_cuStreamAttachMemAsync(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync), hStream, dptr, length, flags); }
 static uint32_t cs_g_cuStreamAttachMemAsync(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync), hStream, dptr, length, flags); }
 
@@ -9905,7 +9905,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamAttachMemAsync_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamAttachMemAsync_ptsz(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz), hStream, dptr, length, flags); }
+static uint32_t cuStreamAttachMemAsync_ptsz(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz), hStream, dptr, length, flags); }
 static uint32_t cs_d_cuStreamAttachMemAsync_ptsz(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz), hStream, dptr, length, flags); }
 static uint32_t cs_g_cuStreamAttachMemAsync_ptsz(void * hStream, uint64_t dptr, uint64_t length, uint32_t flags) { return cs_w_cuStreamAttachMemAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamAttachMemAsync_ptsz), hStream, dptr, length, flags); }
 
@@ -9924,7 +9924,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBatchMemOp(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBatchMemOp(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp), stream, count, paramArray, flags); }
+static uint32_t cuStreamBatchMemOp(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp), stream, count, paramArray, flags); }
 static uint32_t cs_d_cuStreamBatchMemOp(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp), stream, count, paramArray, flags); }
 static uint32_t cs_g_cuStreamBatchMemOp(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp), stream, count, paramArray, flags); }
 
@@ -9943,7 +9943,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBatchMemOp_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBatchMemOp_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz), stream, count, paramArray, flags); }
+static uint32_t cuStreamBatchMemOp_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz), stream, count, paramArray, flags); }
 static uint32_t cs_d_cuStreamBatchMemOp_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz), stream, count, paramArray, flags); }
 static uint32_t cs_g_cuStreamBatchMemOp_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_ptsz), stream, count, paramArray, flags); }
 
@@ -9962,7 +9962,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBatchMemOp_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBatchMemOp_v2(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2), stream, count, paramArray, flags); }
+static uint32_t cuStreamBatchMemOp_v2(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2), stream, count, paramArray, flags); }
 static uint32_t cs_d_cuStreamBatchMemOp_v2(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2), stream, count, paramArray, flags); }
 static uint32_t cs_g_cuStreamBatchMemOp_v2(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2), stream, count, paramArray, flags); }
 
@@ -9981,7 +9981,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBatchMemOp_v2_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBatchMemOp_v2_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz), stream, count, paramArray, flags); }
+static uint32_t cuStreamBatchMemOp_v2_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz), stream, count, paramArray, flags); }
 static uint32_t cs_d_cuStreamBatchMemOp_v2_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz), stream, count, paramArray, flags); }
 static uint32_t cs_g_cuStreamBatchMemOp_v2_ptsz(void * stream, uint32_t count, void * paramArray, uint32_t flags) { return cs_w_cuStreamBatchMemOp_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBatchMemOp_v2_ptsz), stream, count, paramArray, flags); }
 
@@ -10000,7 +10000,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBeginCapture(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBeginCapture(void * hStream) { return cs_w_cuStreamBeginCapture(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture), hStream); }
+static uint32_t cuStreamBeginCapture(void * hStream) { return cs_w_cuStreamBeginCapture(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture), hStream); }
 static uint32_t cs_d_cuStreamBeginCapture(void * hStream) { return cs_w_cuStreamBeginCapture(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture), hStream); }
 static uint32_t cs_g_cuStreamBeginCapture(void * hStream) { return cs_w_cuStreamBeginCapture(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture), hStream); }
 
@@ -10019,7 +10019,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBeginCaptureToGraph(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBeginCaptureToGraph(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
+static uint32_t cuStreamBeginCaptureToGraph(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_d_cuStreamBeginCaptureToGraph(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_g_cuStreamBeginCaptureToGraph(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
 
@@ -10038,7 +10038,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBeginCaptureToGraph_ptsz(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBeginCaptureToGraph_ptsz(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
+static uint32_t cuStreamBeginCaptureToGraph_ptsz(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_d_cuStreamBeginCaptureToGraph_ptsz(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_g_cuStreamBeginCaptureToGraph_ptsz(void * hStream, void * hGraph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cuStreamBeginCaptureToGraph_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz), hStream, hGraph, dependencies, dependencyData, numDependencies, mode); }
 
@@ -10057,7 +10057,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBeginCapture_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBeginCapture_ptsz(void * hStream) { return cs_w_cuStreamBeginCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz), hStream); }
+static uint32_t cuStreamBeginCapture_ptsz(void * hStream) { return cs_w_cuStreamBeginCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz), hStream); }
 static uint32_t cs_d_cuStreamBeginCapture_ptsz(void * hStream) { return cs_w_cuStreamBeginCapture_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz), hStream); }
 static uint32_t cs_g_cuStreamBeginCapture_ptsz(void * hStream) { return cs_w_cuStreamBeginCapture_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_ptsz), hStream); }
 
@@ -10076,7 +10076,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBeginCapture_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBeginCapture_v2(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2), hStream, mode); }
+static uint32_t cuStreamBeginCapture_v2(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2), hStream, mode); }
 static uint32_t cs_d_cuStreamBeginCapture_v2(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2), hStream, mode); }
 static uint32_t cs_g_cuStreamBeginCapture_v2(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2), hStream, mode); }
 
@@ -10095,7 +10095,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamBeginCapture_v2_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamBeginCapture_v2_ptsz(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz), hStream, mode); }
+static uint32_t cuStreamBeginCapture_v2_ptsz(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz), hStream, mode); }
 static uint32_t cs_d_cuStreamBeginCapture_v2_ptsz(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz), hStream, mode); }
 static uint32_t cs_g_cuStreamBeginCapture_v2_ptsz(void * hStream, uint32_t mode) { return cs_w_cuStreamBeginCapture_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamBeginCapture_v2_ptsz), hStream, mode); }
 
@@ -10114,7 +10114,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamCopyAttributes(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamCopyAttributes(void * dstStream, void * srcStream) { return cs_w_cuStreamCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes), dstStream, srcStream); }
+static uint32_t cuStreamCopyAttributes(void * dstStream, void * srcStream) { return cs_w_cuStreamCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes), dstStream, srcStream); }
 static uint32_t cs_d_cuStreamCopyAttributes(void * dstStream, void * srcStream) { return cs_w_cuStreamCopyAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes), dstStream, srcStream); }
 static uint32_t cs_g_cuStreamCopyAttributes(void * dstStream, void * srcStream) { return cs_w_cuStreamCopyAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes), dstStream, srcStream); }
 
@@ -10133,7 +10133,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamCopyAttributes_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cuStreamCopyAttributes_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz), dst, src); }
+static uint32_t cuStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cuStreamCopyAttributes_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz), dst, src); }
 static uint32_t cs_d_cuStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cuStreamCopyAttributes_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz), dst, src); }
 static uint32_t cs_g_cuStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cuStreamCopyAttributes_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCopyAttributes_ptsz), dst, src); }
 
@@ -10152,7 +10152,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamCreate(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamCreate(void * phStream, uint32_t Flags) { return cs_w_cuStreamCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreate), phStream, Flags); }
+static uint32_t cuStreamCreate(void * phStream, uint32_t Flags) { return cs_w_cuStreamCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreate), phStream, Flags); }
 static uint32_t cs_d_cuStreamCreate(void * phStream, uint32_t Flags) { return cs_w_cuStreamCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreate), phStream, Flags); }
 static uint32_t cs_g_cuStreamCreate(void * phStream, uint32_t Flags) { return cs_w_cuStreamCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreate), phStream, Flags); }
 
@@ -10171,7 +10171,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamCreateWithPriority(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamCreateWithPriority(void * phStream, uint32_t flags, int32_t priority) { return cs_w_cuStreamCreateWithPriority(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority), phStream, flags, priority); }
+static uint32_t cuStreamCreateWithPriority(void * phStream, uint32_t flags, int32_t priority) { return cs_w_cuStreamCreateWithPriority(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority), phStream, flags, priority); }
 static uint32_t cs_d_cuStreamCreateWithPriority(void * phStream, uint32_t flags, int32_t priority) { return cs_w_cuStreamCreateWithPriority(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority), phStream, flags, priority); }
 static uint32_t cs_g_cuStreamCreateWithPriority(void * phStream, uint32_t flags, int32_t priority) { return cs_w_cuStreamCreateWithPriority(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamCreateWithPriority), phStream, flags, priority); }
 
@@ -10190,7 +10190,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamDestroy(void * hStream) { return cs_w_cuStreamDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy), hStream); }
+static uint32_t cuStreamDestroy(void * hStream) { return cs_w_cuStreamDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy), hStream); }
 static uint32_t cs_d_cuStreamDestroy(void * hStream) { return cs_w_cuStreamDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy), hStream); }
 static uint32_t cs_g_cuStreamDestroy(void * hStream) { return cs_w_cuStreamDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy), hStream); }
 
@@ -10209,7 +10209,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamDestroy_v2(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamDestroy_v2(void * hStream) { return cs_w_cuStreamDestroy_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2), hStream); }
+static uint32_t cuStreamDestroy_v2(void * hStream) { return cs_w_cuStreamDestroy_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2), hStream); }
 static uint32_t cs_d_cuStreamDestroy_v2(void * hStream) { return cs_w_cuStreamDestroy_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2), hStream); }
 static uint32_t cs_g_cuStreamDestroy_v2(void * hStream) { return cs_w_cuStreamDestroy_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamDestroy_v2), hStream); }
 
@@ -10228,7 +10228,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamEndCapture(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamEndCapture(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture), hStream, phGraph); }
+static uint32_t cuStreamEndCapture(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture), hStream, phGraph); }
 static uint32_t cs_d_cuStreamEndCapture(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture), hStream, phGraph); }
 static uint32_t cs_g_cuStreamEndCapture(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture), hStream, phGraph); }
 
@@ -10247,7 +10247,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamEndCapture_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamEndCapture_ptsz(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz), hStream, phGraph); }
+static uint32_t cuStreamEndCapture_ptsz(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz), hStream, phGraph); }
 static uint32_t cs_d_cuStreamEndCapture_ptsz(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz), hStream, phGraph); }
 static uint32_t cs_g_cuStreamEndCapture_ptsz(void * hStream, void * phGraph) { return cs_w_cuStreamEndCapture_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamEndCapture_ptsz), hStream, phGraph); }
 
@@ -10266,7 +10266,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetAttribute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute), hStream, attr, value); }
+static uint32_t cuStreamGetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute), hStream, attr, value); }
 static uint32_t cs_d_cuStreamGetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute), hStream, attr, value); }
 static uint32_t cs_g_cuStreamGetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute), hStream, attr, value); }
 
@@ -10285,7 +10285,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetAttribute_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cuStreamGetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz), hStream, attr, value_out); }
+static uint32_t cuStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cuStreamGetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz), hStream, attr, value_out); }
 static uint32_t cs_d_cuStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cuStreamGetAttribute_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz), hStream, attr, value_out); }
 static uint32_t cs_g_cuStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cuStreamGetAttribute_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetAttribute_ptsz), hStream, attr, value_out); }
 
@@ -10304,7 +10304,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCaptureInfo(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCaptureInfo(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo), hStream, captureStatus_out, id_out); }
+static uint32_t cuStreamGetCaptureInfo(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo), hStream, captureStatus_out, id_out); }
 static uint32_t cs_d_cuStreamGetCaptureInfo(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo), hStream, captureStatus_out, id_out); }
 static uint32_t cs_g_cuStreamGetCaptureInfo(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo), hStream, captureStatus_out, id_out); }
 
@@ -10323,7 +10323,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCaptureInfo_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCaptureInfo_ptsz(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz), hStream, captureStatus_out, id_out); }
+static uint32_t cuStreamGetCaptureInfo_ptsz(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz), hStream, captureStatus_out, id_out); }
 static uint32_t cs_d_cuStreamGetCaptureInfo_ptsz(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz), hStream, captureStatus_out, id_out); }
 static uint32_t cs_g_cuStreamGetCaptureInfo_ptsz(void * hStream, void * captureStatus_out, void * id_out) { return cs_w_cuStreamGetCaptureInfo_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_ptsz), hStream, captureStatus_out, id_out); }
 
@@ -10342,7 +10342,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCaptureInfo_v2(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCaptureInfo_v2(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
+static uint32_t cuStreamGetCaptureInfo_v2(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
 static uint32_t cs_d_cuStreamGetCaptureInfo_v2(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
 static uint32_t cs_g_cuStreamGetCaptureInfo_v2(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
 
@@ -10361,7 +10361,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCaptureInfo_v2_ptsz(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCaptureInfo_v2_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
+static uint32_t cuStreamGetCaptureInfo_v2_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
 static uint32_t cs_d_cuStreamGetCaptureInfo_v2_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
 static uint32_t cs_g_cuStreamGetCaptureInfo_v2_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out); }
 
@@ -10380,7 +10380,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCaptureInfo_v3(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCaptureInfo_v3(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
+static uint32_t cuStreamGetCaptureInfo_v3(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_d_cuStreamGetCaptureInfo_v3(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_g_cuStreamGetCaptureInfo_v3(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 
@@ -10399,7 +10399,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCaptureInfo_v3_ptsz(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCaptureInfo_v3_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
+static uint32_t cuStreamGetCaptureInfo_v3_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_d_cuStreamGetCaptureInfo_v3_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_g_cuStreamGetCaptureInfo_v3_ptsz(void * hStream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cuStreamGetCaptureInfo_v3_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz), hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 
@@ -10418,7 +10418,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCtx(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCtx(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx), hStream, pctx); }
+static uint32_t cuStreamGetCtx(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx), hStream, pctx); }
 static uint32_t cs_d_cuStreamGetCtx(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx), hStream, pctx); }
 static uint32_t cs_g_cuStreamGetCtx(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx), hStream, pctx); }
 
@@ -10437,7 +10437,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCtx_ptsz(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCtx_ptsz(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz), hStream, pctx); }
+static uint32_t cuStreamGetCtx_ptsz(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz), hStream, pctx); }
 static uint32_t cs_d_cuStreamGetCtx_ptsz(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz), hStream, pctx); }
 static uint32_t cs_g_cuStreamGetCtx_ptsz(void * hStream, void * pctx) { return cs_w_cuStreamGetCtx_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_ptsz), hStream, pctx); }
 
@@ -10456,7 +10456,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCtx_v2(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCtx_v2(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2), hStream, pCtx, pGreenCtx); }
+static uint32_t cuStreamGetCtx_v2(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2), hStream, pCtx, pGreenCtx); }
 static uint32_t cs_d_cuStreamGetCtx_v2(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2), hStream, pCtx, pGreenCtx); }
 static uint32_t cs_g_cuStreamGetCtx_v2(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2), hStream, pCtx, pGreenCtx); }
 
@@ -10475,7 +10475,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetCtx_v2_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetCtx_v2_ptsz(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz), hStream, pCtx, pGreenCtx); }
+static uint32_t cuStreamGetCtx_v2_ptsz(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz), hStream, pCtx, pGreenCtx); }
 static uint32_t cs_d_cuStreamGetCtx_v2_ptsz(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz), hStream, pCtx, pGreenCtx); }
 static uint32_t cs_g_cuStreamGetCtx_v2_ptsz(void * hStream, void * pCtx, void * pGreenCtx) { return cs_w_cuStreamGetCtx_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetCtx_v2_ptsz), hStream, pCtx, pGreenCtx); }
 
@@ -10494,7 +10494,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetDevice(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetDevice(void * hStream, void * device) { return cs_w_cuStreamGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice), hStream, device); }
+static uint32_t cuStreamGetDevice(void * hStream, void * device) { return cs_w_cuStreamGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice), hStream, device); }
 static uint32_t cs_d_cuStreamGetDevice(void * hStream, void * device) { return cs_w_cuStreamGetDevice(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice), hStream, device); }
 static uint32_t cs_g_cuStreamGetDevice(void * hStream, void * device) { return cs_w_cuStreamGetDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice), hStream, device); }
 
@@ -10513,7 +10513,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetDevice_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cuStreamGetDevice_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz), hStream, device); }
+static uint32_t cuStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cuStreamGetDevice_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz), hStream, device); }
 static uint32_t cs_d_cuStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cuStreamGetDevice_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz), hStream, device); }
 static uint32_t cs_g_cuStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cuStreamGetDevice_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetDevice_ptsz), hStream, device); }
 
@@ -10532,7 +10532,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetFlags(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetFlags(void * hStream, void * flags) { return cs_w_cuStreamGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags), hStream, flags); }
+static uint32_t cuStreamGetFlags(void * hStream, void * flags) { return cs_w_cuStreamGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags), hStream, flags); }
 static uint32_t cs_d_cuStreamGetFlags(void * hStream, void * flags) { return cs_w_cuStreamGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags), hStream, flags); }
 static uint32_t cs_g_cuStreamGetFlags(void * hStream, void * flags) { return cs_w_cuStreamGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags), hStream, flags); }
 
@@ -10551,7 +10551,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetFlags_ptsz(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cuStreamGetFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz), hStream, flags); }
+static uint32_t cuStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cuStreamGetFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz), hStream, flags); }
 static uint32_t cs_d_cuStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cuStreamGetFlags_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz), hStream, flags); }
 static uint32_t cs_g_cuStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cuStreamGetFlags_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetFlags_ptsz), hStream, flags); }
 
@@ -10570,7 +10570,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetGreenCtx(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetGreenCtx(void * hStream, void * phCtx) { return cs_w_cuStreamGetGreenCtx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx), hStream, phCtx); }
+static uint32_t cuStreamGetGreenCtx(void * hStream, void * phCtx) { return cs_w_cuStreamGetGreenCtx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx), hStream, phCtx); }
 static uint32_t cs_d_cuStreamGetGreenCtx(void * hStream, void * phCtx) { return cs_w_cuStreamGetGreenCtx(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx), hStream, phCtx); }
 static uint32_t cs_g_cuStreamGetGreenCtx(void * hStream, void * phCtx) { return cs_w_cuStreamGetGreenCtx(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetGreenCtx), hStream, phCtx); }
 
@@ -10589,7 +10589,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetId(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetId(void * hStream, void * streamId) { return cs_w_cuStreamGetId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId), hStream, streamId); }
+static uint32_t cuStreamGetId(void * hStream, void * streamId) { return cs_w_cuStreamGetId(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId), hStream, streamId); }
 static uint32_t cs_d_cuStreamGetId(void * hStream, void * streamId) { return cs_w_cuStreamGetId(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId), hStream, streamId); }
 static uint32_t cs_g_cuStreamGetId(void * hStream, void * streamId) { return cs_w_cuStreamGetId(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId), hStream, streamId); }
 
@@ -10608,7 +10608,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetId_ptsz(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cuStreamGetId_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz), hStream, streamId); }
+static uint32_t cuStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cuStreamGetId_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz), hStream, streamId); }
 static uint32_t cs_d_cuStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cuStreamGetId_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz), hStream, streamId); }
 static uint32_t cs_g_cuStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cuStreamGetId_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetId_ptsz), hStream, streamId); }
 
@@ -10627,7 +10627,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetPriority(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetPriority(void * hStream, void * priority) { return cs_w_cuStreamGetPriority(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority), hStream, priority); }
+static uint32_t cuStreamGetPriority(void * hStream, void * priority) { return cs_w_cuStreamGetPriority(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority), hStream, priority); }
 static uint32_t cs_d_cuStreamGetPriority(void * hStream, void * priority) { return cs_w_cuStreamGetPriority(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority), hStream, priority); }
 static uint32_t cs_g_cuStreamGetPriority(void * hStream, void * priority) { return cs_w_cuStreamGetPriority(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority), hStream, priority); }
 
@@ -10646,7 +10646,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamGetPriority_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cuStreamGetPriority_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz), hStream, priority); }
+static uint32_t cuStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cuStreamGetPriority_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz), hStream, priority); }
 static uint32_t cs_d_cuStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cuStreamGetPriority_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz), hStream, priority); }
 static uint32_t cs_g_cuStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cuStreamGetPriority_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamGetPriority_ptsz), hStream, priority); }
 
@@ -10665,7 +10665,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamIsCapturing(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamIsCapturing(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing), hStream, captureStatus); }
+static uint32_t cuStreamIsCapturing(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing), hStream, captureStatus); }
 static uint32_t cs_d_cuStreamIsCapturing(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing), hStream, captureStatus); }
 static uint32_t cs_g_cuStreamIsCapturing(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing), hStream, captureStatus); }
 
@@ -10684,7 +10684,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamIsCapturing_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamIsCapturing_ptsz(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz), hStream, captureStatus); }
+static uint32_t cuStreamIsCapturing_ptsz(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz), hStream, captureStatus); }
 static uint32_t cs_d_cuStreamIsCapturing_ptsz(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz), hStream, captureStatus); }
 static uint32_t cs_g_cuStreamIsCapturing_ptsz(void * hStream, void * captureStatus) { return cs_w_cuStreamIsCapturing_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamIsCapturing_ptsz), hStream, captureStatus); }
 
@@ -10703,7 +10703,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamQuery(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamQuery(void * hStream) { return cs_w_cuStreamQuery(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery), hStream); }
+static uint32_t cuStreamQuery(void * hStream) { return cs_w_cuStreamQuery(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery), hStream); }
 static uint32_t cs_d_cuStreamQuery(void * hStream) { return cs_w_cuStreamQuery(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery), hStream); }
 static uint32_t cs_g_cuStreamQuery(void * hStream) { return cs_w_cuStreamQuery(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery), hStream); }
 
@@ -10722,7 +10722,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamQuery_ptsz(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamQuery_ptsz(void * hStream) { return cs_w_cuStreamQuery_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz), hStream); }
+static uint32_t cuStreamQuery_ptsz(void * hStream) { return cs_w_cuStreamQuery_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz), hStream); }
 static uint32_t cs_d_cuStreamQuery_ptsz(void * hStream) { return cs_w_cuStreamQuery_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz), hStream); }
 static uint32_t cs_g_cuStreamQuery_ptsz(void * hStream) { return cs_w_cuStreamQuery_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamQuery_ptsz), hStream); }
 
@@ -10741,7 +10741,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamSetAttribute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamSetAttribute(void * hStream, uint32_t attr, void * param) { return cs_w_cuStreamSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute), hStream, attr, param); }
+static uint32_t cuStreamSetAttribute(void * hStream, uint32_t attr, void * param) { return cs_w_cuStreamSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute), hStream, attr, param); }
 static uint32_t cs_d_cuStreamSetAttribute(void * hStream, uint32_t attr, void * param) { return cs_w_cuStreamSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute), hStream, attr, param); }
 static uint32_t cs_g_cuStreamSetAttribute(void * hStream, uint32_t attr, void * param) { return cs_w_cuStreamSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute), hStream, attr, param); }
 
@@ -10760,7 +10760,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamSetAttribute_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamSetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz), hStream, attr, value); }
+static uint32_t cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamSetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz), hStream, attr, value); }
 static uint32_t cs_d_cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamSetAttribute_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz), hStream, attr, value); }
 static uint32_t cs_g_cuStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cuStreamSetAttribute_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSetAttribute_ptsz), hStream, attr, value); }
 
@@ -10782,7 +10782,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamSynchronize(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamSynchronize(void * hStream) { return cs_w_cuStreamSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize), hStream); }
+static uint32_t cuStreamSynchronize(void * hStream) { return cs_w_cuStreamSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize), hStream); }
 static uint32_t cs_d_cuStreamSynchronize(void * hStream) { return cs_w_cuStreamSynchronize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize), hStream); }
 static uint32_t cs_g_cuStreamSynchronize(void * hStream) { return cs_w_cuStreamSynchronize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize), hStream); }
 
@@ -10804,7 +10804,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamSynchronize_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamSynchronize_ptsz(void * hStream) { return cs_w_cuStreamSynchronize_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz), hStream); }
+static uint32_t cuStreamSynchronize_ptsz(void * hStream) { return cs_w_cuStreamSynchronize_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz), hStream); }
 static uint32_t cs_d_cuStreamSynchronize_ptsz(void * hStream) { return cs_w_cuStreamSynchronize_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz), hStream); }
 static uint32_t cs_g_cuStreamSynchronize_ptsz(void * hStream) { return cs_w_cuStreamSynchronize_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamSynchronize_ptsz), hStream); }
 
@@ -10823,7 +10823,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamUpdateCaptureDependencies
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamUpdateCaptureDependencies(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies), hStream, dependencies, numDependencies, flags); }
+static uint32_t cuStreamUpdateCaptureDependencies(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies), hStream, dependencies, numDependencies, flags); }
 static uint32_t cs_d_cuStreamUpdateCaptureDependencies(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies), hStream, dependencies, numDependencies, flags); }
 static uint32_t cs_g_cuStreamUpdateCaptureDependencies(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies), hStream, dependencies, numDependencies, flags); }
 
@@ -10842,7 +10842,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamUpdateCaptureDependencies
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamUpdateCaptureDependencies_ptsz(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz), hStream, dependencies, numDependencies, flags); }
+static uint32_t cuStreamUpdateCaptureDependencies_ptsz(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz), hStream, dependencies, numDependencies, flags); }
 static uint32_t cs_d_cuStreamUpdateCaptureDependencies_ptsz(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz), hStream, dependencies, numDependencies, flags); }
 static uint32_t cs_g_cuStreamUpdateCaptureDependencies_ptsz(void * hStream, void * dependencies, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz), hStream, dependencies, numDependencies, flags); }
 
@@ -10861,7 +10861,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamUpdateCaptureDependencies
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamUpdateCaptureDependencies_v2(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2), hStream, dependencies, dependencyData, numDependencies, flags); }
+static uint32_t cuStreamUpdateCaptureDependencies_v2(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2), hStream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_d_cuStreamUpdateCaptureDependencies_v2(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2), hStream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_g_cuStreamUpdateCaptureDependencies_v2(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2), hStream, dependencies, dependencyData, numDependencies, flags); }
 
@@ -10880,7 +10880,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamUpdateCaptureDependencies
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamUpdateCaptureDependencies_v2_ptsz(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz), hStream, dependencies, dependencyData, numDependencies, flags); }
+static uint32_t cuStreamUpdateCaptureDependencies_v2_ptsz(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz), hStream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_d_cuStreamUpdateCaptureDependencies_v2_ptsz(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz), hStream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_g_cuStreamUpdateCaptureDependencies_v2_ptsz(void * hStream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cuStreamUpdateCaptureDependencies_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz), hStream, dependencies, dependencyData, numDependencies, flags); }
 
@@ -10899,7 +10899,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitEvent(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitEvent(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent), hStream, hEvent, Flags); }
+static uint32_t cuStreamWaitEvent(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent), hStream, hEvent, Flags); }
 static uint32_t cs_d_cuStreamWaitEvent(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent), hStream, hEvent, Flags); }
 static uint32_t cs_g_cuStreamWaitEvent(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent), hStream, hEvent, Flags); }
 
@@ -10918,7 +10918,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitEvent_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitEvent_ptsz(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz), hStream, hEvent, Flags); }
+static uint32_t cuStreamWaitEvent_ptsz(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz), hStream, hEvent, Flags); }
 static uint32_t cs_d_cuStreamWaitEvent_ptsz(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz), hStream, hEvent, Flags); }
 static uint32_t cs_g_cuStreamWaitEvent_ptsz(void * hStream, void * hEvent, uint32_t Flags) { return cs_w_cuStreamWaitEvent_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitEvent_ptsz), hStream, hEvent, Flags); }
 
@@ -10937,7 +10937,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue32(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32), stream, addr, value, flags); }
 
@@ -10956,7 +10956,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue32_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_ptsz), stream, addr, value, flags); }
 
@@ -10975,7 +10975,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue32_v2(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2), stream, addr, value, flags); }
 
@@ -10994,7 +10994,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue32_v2_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWaitValue32_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue32_v2_ptsz), stream, addr, value, flags); }
 
@@ -11013,7 +11013,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue64(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64), stream, addr, value, flags); }
 
@@ -11032,7 +11032,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue64_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_ptsz), stream, addr, value, flags); }
 
@@ -11051,7 +11051,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue64_v2(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2), stream, addr, value, flags); }
 
@@ -11070,7 +11070,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWaitValue64_v2_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWaitValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWaitValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWaitValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWaitValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWaitValue64_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWaitValue64_v2_ptsz), stream, addr, value, flags); }
 
@@ -11089,7 +11089,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue32(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue32(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32), stream, addr, value, flags); }
 
@@ -11108,7 +11108,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue32_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue32_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_ptsz), stream, addr, value, flags); }
 
@@ -11127,7 +11127,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue32_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue32_v2(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2), stream, addr, value, flags); }
 
@@ -11146,7 +11146,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue32_v2_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue32_v2_ptsz(void * stream, uint64_t addr, uint32_t value, uint32_t flags) { return cs_w_cuStreamWriteValue32_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue32_v2_ptsz), stream, addr, value, flags); }
 
@@ -11165,7 +11165,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue64(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue64(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64), stream, addr, value, flags); }
 
@@ -11184,7 +11184,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue64_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue64_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_ptsz), stream, addr, value, flags); }
 
@@ -11203,7 +11203,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue64_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue64_v2(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2), stream, addr, value, flags); }
 
@@ -11222,7 +11222,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuStreamWriteValue64_v2_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuStreamWriteValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz), stream, addr, value, flags); }
+static uint32_t cuStreamWriteValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_d_cuStreamWriteValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz), stream, addr, value, flags); }
 static uint32_t cs_g_cuStreamWriteValue64_v2_ptsz(void * stream, uint64_t addr, uint64_t value, uint32_t flags) { return cs_w_cuStreamWriteValue64_v2_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuStreamWriteValue64_v2_ptsz), stream, addr, value, flags); }
 
@@ -11241,7 +11241,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuSurfObjectCreate(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuSurfObjectCreate(void * pSurfObject, void * pResDesc) { return cs_w_cuSurfObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate), pSurfObject, pResDesc); }
+static uint32_t cuSurfObjectCreate(void * pSurfObject, void * pResDesc) { return cs_w_cuSurfObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate), pSurfObject, pResDesc); }
 static uint32_t cs_d_cuSurfObjectCreate(void * pSurfObject, void * pResDesc) { return cs_w_cuSurfObjectCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate), pSurfObject, pResDesc); }
 static uint32_t cs_g_cuSurfObjectCreate(void * pSurfObject, void * pResDesc) { return cs_w_cuSurfObjectCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectCreate), pSurfObject, pResDesc); }
 
@@ -11260,7 +11260,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuSurfObjectDestroy(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuSurfObjectDestroy(uint64_t surfObject) { return cs_w_cuSurfObjectDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy), surfObject); }
+static uint32_t cuSurfObjectDestroy(uint64_t surfObject) { return cs_w_cuSurfObjectDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy), surfObject); }
 static uint32_t cs_d_cuSurfObjectDestroy(uint64_t surfObject) { return cs_w_cuSurfObjectDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy), surfObject); }
 static uint32_t cs_g_cuSurfObjectDestroy(uint64_t surfObject) { return cs_w_cuSurfObjectDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectDestroy), surfObject); }
 
@@ -11279,7 +11279,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuSurfObjectGetResourceDesc(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuSurfObjectGetResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cuSurfObjectGetResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc), pResDesc, surfObject); }
+static uint32_t cuSurfObjectGetResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cuSurfObjectGetResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc), pResDesc, surfObject); }
 static uint32_t cs_d_cuSurfObjectGetResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cuSurfObjectGetResourceDesc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc), pResDesc, surfObject); }
 static uint32_t cs_g_cuSurfObjectGetResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cuSurfObjectGetResourceDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuSurfObjectGetResourceDesc), pResDesc, surfObject); }
 
@@ -11298,7 +11298,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuSurfRefGetArray(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuSurfRefGetArray(void * phArray, void * hSurfRef) { return cs_w_cuSurfRefGetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray), phArray, hSurfRef); }
+static uint32_t cuSurfRefGetArray(void * phArray, void * hSurfRef) { return cs_w_cuSurfRefGetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray), phArray, hSurfRef); }
 static uint32_t cs_d_cuSurfRefGetArray(void * phArray, void * hSurfRef) { return cs_w_cuSurfRefGetArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray), phArray, hSurfRef); }
 static uint32_t cs_g_cuSurfRefGetArray(void * phArray, void * hSurfRef) { return cs_w_cuSurfRefGetArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefGetArray), phArray, hSurfRef); }
 
@@ -11317,7 +11317,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuSurfRefSetArray(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuSurfRefSetArray(void * hSurfRef, void * hArray, uint32_t Flags) { return cs_w_cuSurfRefSetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray), hSurfRef, hArray, Flags); }
+static uint32_t cuSurfRefSetArray(void * hSurfRef, void * hArray, uint32_t Flags) { return cs_w_cuSurfRefSetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray), hSurfRef, hArray, Flags); }
 static uint32_t cs_d_cuSurfRefSetArray(void * hSurfRef, void * hArray, uint32_t Flags) { return cs_w_cuSurfRefSetArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray), hSurfRef, hArray, Flags); }
 static uint32_t cs_g_cuSurfRefSetArray(void * hSurfRef, void * hArray, uint32_t Flags) { return cs_w_cuSurfRefSetArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuSurfRefSetArray), hSurfRef, hArray, Flags); }
 
@@ -11336,7 +11336,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTensorMapEncodeIm2col(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTensorMapEncodeIm2col(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * pixelBoxLowerCorner, void * pixelBoxUpperCorner, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2col(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
+static uint32_t cuTensorMapEncodeIm2col(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * pixelBoxLowerCorner, void * pixelBoxUpperCorner, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2col(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
 static uint32_t cs_d_cuTensorMapEncodeIm2col(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * pixelBoxLowerCorner, void * pixelBoxUpperCorner, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2col(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
 static uint32_t cs_g_cuTensorMapEncodeIm2col(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * pixelBoxLowerCorner, void * pixelBoxUpperCorner, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2col(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2col), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
 
@@ -11355,7 +11355,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTensorMapEncodeIm2colWide(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTensorMapEncodeIm2colWide(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, int32_t pixelBoxLowerCornerWidth, int32_t pixelBoxUpperCornerWidth, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t mode, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2colWide(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill); }
+static uint32_t cuTensorMapEncodeIm2colWide(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, int32_t pixelBoxLowerCornerWidth, int32_t pixelBoxUpperCornerWidth, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t mode, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2colWide(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill); }
 static uint32_t cs_d_cuTensorMapEncodeIm2colWide(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, int32_t pixelBoxLowerCornerWidth, int32_t pixelBoxUpperCornerWidth, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t mode, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2colWide(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill); }
 static uint32_t cs_g_cuTensorMapEncodeIm2colWide(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, int32_t pixelBoxLowerCornerWidth, int32_t pixelBoxUpperCornerWidth, uint32_t channelsPerPixel, uint32_t pixelsPerColumn, void * elementStrides, uint32_t interleave, uint32_t mode, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeIm2colWide(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeIm2colWide), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill); }
 
@@ -11374,7 +11374,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTensorMapEncodeTiled(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTensorMapEncodeTiled(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * boxDim, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeTiled(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
+static uint32_t cuTensorMapEncodeTiled(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * boxDim, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeTiled(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
 static uint32_t cs_d_cuTensorMapEncodeTiled(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * boxDim, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeTiled(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
 static uint32_t cs_g_cuTensorMapEncodeTiled(void * tensorMap, uint32_t tensorDataType, uint32_t tensorRank, void * globalAddress, void * globalDim, void * globalStrides, void * boxDim, void * elementStrides, uint32_t interleave, uint32_t swizzle, uint32_t l2Promotion, uint32_t oobFill) { return cs_w_cuTensorMapEncodeTiled(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapEncodeTiled), tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill); }
 
@@ -11393,7 +11393,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTensorMapReplaceAddress(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTensorMapReplaceAddress(void * tensorMap, void * globalAddress) { return cs_w_cuTensorMapReplaceAddress(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress), tensorMap, globalAddress); }
+static uint32_t cuTensorMapReplaceAddress(void * tensorMap, void * globalAddress) { return cs_w_cuTensorMapReplaceAddress(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress), tensorMap, globalAddress); }
 static uint32_t cs_d_cuTensorMapReplaceAddress(void * tensorMap, void * globalAddress) { return cs_w_cuTensorMapReplaceAddress(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress), tensorMap, globalAddress); }
 static uint32_t cs_g_cuTensorMapReplaceAddress(void * tensorMap, void * globalAddress) { return cs_w_cuTensorMapReplaceAddress(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTensorMapReplaceAddress), tensorMap, globalAddress); }
 
@@ -11412,7 +11412,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexObjectCreate(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexObjectCreate(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cuTexObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectCreate), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
+static uint32_t cuTexObjectCreate(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cuTexObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectCreate), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
 static uint32_t cs_d_cuTexObjectCreate(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cuTexObjectCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectCreate), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
 static uint32_t cs_g_cuTexObjectCreate(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cuTexObjectCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectCreate), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
 
@@ -11431,7 +11431,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexObjectDestroy(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexObjectDestroy(uint64_t texObject) { return cs_w_cuTexObjectDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy), texObject); }
+static uint32_t cuTexObjectDestroy(uint64_t texObject) { return cs_w_cuTexObjectDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy), texObject); }
 static uint32_t cs_d_cuTexObjectDestroy(uint64_t texObject) { return cs_w_cuTexObjectDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy), texObject); }
 static uint32_t cs_g_cuTexObjectDestroy(uint64_t texObject) { return cs_w_cuTexObjectDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectDestroy), texObject); }
 
@@ -11450,7 +11450,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexObjectGetResourceDesc(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexObjectGetResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc), pResDesc, texObject); }
+static uint32_t cuTexObjectGetResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc), pResDesc, texObject); }
 static uint32_t cs_d_cuTexObjectGetResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceDesc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc), pResDesc, texObject); }
 static uint32_t cs_g_cuTexObjectGetResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceDesc), pResDesc, texObject); }
 
@@ -11469,7 +11469,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexObjectGetResourceViewDesc(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexObjectGetResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceViewDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc), pResViewDesc, texObject); }
+static uint32_t cuTexObjectGetResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceViewDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc), pResViewDesc, texObject); }
 static uint32_t cs_d_cuTexObjectGetResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceViewDesc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc), pResViewDesc, texObject); }
 static uint32_t cs_g_cuTexObjectGetResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cuTexObjectGetResourceViewDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetResourceViewDesc), pResViewDesc, texObject); }
 
@@ -11488,7 +11488,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexObjectGetTextureDesc(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexObjectGetTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cuTexObjectGetTextureDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc), pTexDesc, texObject); }
+static uint32_t cuTexObjectGetTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cuTexObjectGetTextureDesc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc), pTexDesc, texObject); }
 static uint32_t cs_d_cuTexObjectGetTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cuTexObjectGetTextureDesc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc), pTexDesc, texObject); }
 static uint32_t cs_g_cuTexObjectGetTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cuTexObjectGetTextureDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexObjectGetTextureDesc), pTexDesc, texObject); }
 
@@ -11507,7 +11507,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefCreate(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefCreate(void * pTexRef) { return cs_w_cuTexRefCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefCreate), pTexRef); }
+static uint32_t cuTexRefCreate(void * pTexRef) { return cs_w_cuTexRefCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefCreate), pTexRef); }
 static uint32_t cs_d_cuTexRefCreate(void * pTexRef) { return cs_w_cuTexRefCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefCreate), pTexRef); }
 static uint32_t cs_g_cuTexRefCreate(void * pTexRef) { return cs_w_cuTexRefCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefCreate), pTexRef); }
 
@@ -11526,7 +11526,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefDestroy(void * hTexRef) { return cs_w_cuTexRefDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefDestroy), hTexRef); }
+static uint32_t cuTexRefDestroy(void * hTexRef) { return cs_w_cuTexRefDestroy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefDestroy), hTexRef); }
 static uint32_t cs_d_cuTexRefDestroy(void * hTexRef) { return cs_w_cuTexRefDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefDestroy), hTexRef); }
 static uint32_t cs_g_cuTexRefDestroy(void * hTexRef) { return cs_w_cuTexRefDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefDestroy), hTexRef); }
 
@@ -11545,7 +11545,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetAddress(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetAddress(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress), pdptr, hTexRef); }
+static uint32_t cuTexRefGetAddress(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress), pdptr, hTexRef); }
 static uint32_t cs_d_cuTexRefGetAddress(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress), pdptr, hTexRef); }
 static uint32_t cs_g_cuTexRefGetAddress(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress), pdptr, hTexRef); }
 
@@ -11564,7 +11564,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetAddressMode(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetAddressMode(void * pam, void * hTexRef, int32_t dim) { return cs_w_cuTexRefGetAddressMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode), pam, hTexRef, dim); }
+static uint32_t cuTexRefGetAddressMode(void * pam, void * hTexRef, int32_t dim) { return cs_w_cuTexRefGetAddressMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode), pam, hTexRef, dim); }
 static uint32_t cs_d_cuTexRefGetAddressMode(void * pam, void * hTexRef, int32_t dim) { return cs_w_cuTexRefGetAddressMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode), pam, hTexRef, dim); }
 static uint32_t cs_g_cuTexRefGetAddressMode(void * pam, void * hTexRef, int32_t dim) { return cs_w_cuTexRefGetAddressMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddressMode), pam, hTexRef, dim); }
 
@@ -11583,7 +11583,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetAddress_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetAddress_v2(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2), pdptr, hTexRef); }
+static uint32_t cuTexRefGetAddress_v2(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2), pdptr, hTexRef); }
 static uint32_t cs_d_cuTexRefGetAddress_v2(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2), pdptr, hTexRef); }
 static uint32_t cs_g_cuTexRefGetAddress_v2(void * pdptr, void * hTexRef) { return cs_w_cuTexRefGetAddress_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetAddress_v2), pdptr, hTexRef); }
 
@@ -11602,7 +11602,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetArray(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetArray(void * phArray, void * hTexRef) { return cs_w_cuTexRefGetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetArray), phArray, hTexRef); }
+static uint32_t cuTexRefGetArray(void * phArray, void * hTexRef) { return cs_w_cuTexRefGetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetArray), phArray, hTexRef); }
 static uint32_t cs_d_cuTexRefGetArray(void * phArray, void * hTexRef) { return cs_w_cuTexRefGetArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetArray), phArray, hTexRef); }
 static uint32_t cs_g_cuTexRefGetArray(void * phArray, void * hTexRef) { return cs_w_cuTexRefGetArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetArray), phArray, hTexRef); }
 
@@ -11621,7 +11621,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetBorderColor(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetBorderColor(void * pBorderColor, void * hTexRef) { return cs_w_cuTexRefGetBorderColor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor), pBorderColor, hTexRef); }
+static uint32_t cuTexRefGetBorderColor(void * pBorderColor, void * hTexRef) { return cs_w_cuTexRefGetBorderColor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor), pBorderColor, hTexRef); }
 static uint32_t cs_d_cuTexRefGetBorderColor(void * pBorderColor, void * hTexRef) { return cs_w_cuTexRefGetBorderColor(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor), pBorderColor, hTexRef); }
 static uint32_t cs_g_cuTexRefGetBorderColor(void * pBorderColor, void * hTexRef) { return cs_w_cuTexRefGetBorderColor(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetBorderColor), pBorderColor, hTexRef); }
 
@@ -11640,7 +11640,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetFilterMode(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode), pfm, hTexRef); }
+static uint32_t cuTexRefGetFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode), pfm, hTexRef); }
 static uint32_t cs_d_cuTexRefGetFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetFilterMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode), pfm, hTexRef); }
 static uint32_t cs_g_cuTexRefGetFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetFilterMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFilterMode), pfm, hTexRef); }
 
@@ -11659,7 +11659,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetFlags(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetFlags(void * pFlags, void * hTexRef) { return cs_w_cuTexRefGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags), pFlags, hTexRef); }
+static uint32_t cuTexRefGetFlags(void * pFlags, void * hTexRef) { return cs_w_cuTexRefGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags), pFlags, hTexRef); }
 static uint32_t cs_d_cuTexRefGetFlags(void * pFlags, void * hTexRef) { return cs_w_cuTexRefGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags), pFlags, hTexRef); }
 static uint32_t cs_g_cuTexRefGetFlags(void * pFlags, void * hTexRef) { return cs_w_cuTexRefGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFlags), pFlags, hTexRef); }
 
@@ -11678,7 +11678,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetFormat(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetFormat(void * pFormat, void * pNumChannels, void * hTexRef) { return cs_w_cuTexRefGetFormat(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat), pFormat, pNumChannels, hTexRef); }
+static uint32_t cuTexRefGetFormat(void * pFormat, void * pNumChannels, void * hTexRef) { return cs_w_cuTexRefGetFormat(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat), pFormat, pNumChannels, hTexRef); }
 static uint32_t cs_d_cuTexRefGetFormat(void * pFormat, void * pNumChannels, void * hTexRef) { return cs_w_cuTexRefGetFormat(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat), pFormat, pNumChannels, hTexRef); }
 static uint32_t cs_g_cuTexRefGetFormat(void * pFormat, void * pNumChannels, void * hTexRef) { return cs_w_cuTexRefGetFormat(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetFormat), pFormat, pNumChannels, hTexRef); }
 
@@ -11697,7 +11697,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetMaxAnisotropy(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetMaxAnisotropy(void * pmaxAniso, void * hTexRef) { return cs_w_cuTexRefGetMaxAnisotropy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy), pmaxAniso, hTexRef); }
+static uint32_t cuTexRefGetMaxAnisotropy(void * pmaxAniso, void * hTexRef) { return cs_w_cuTexRefGetMaxAnisotropy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy), pmaxAniso, hTexRef); }
 static uint32_t cs_d_cuTexRefGetMaxAnisotropy(void * pmaxAniso, void * hTexRef) { return cs_w_cuTexRefGetMaxAnisotropy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy), pmaxAniso, hTexRef); }
 static uint32_t cs_g_cuTexRefGetMaxAnisotropy(void * pmaxAniso, void * hTexRef) { return cs_w_cuTexRefGetMaxAnisotropy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMaxAnisotropy), pmaxAniso, hTexRef); }
 
@@ -11716,7 +11716,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetMipmapFilterMode(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetMipmapFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetMipmapFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode), pfm, hTexRef); }
+static uint32_t cuTexRefGetMipmapFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetMipmapFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode), pfm, hTexRef); }
 static uint32_t cs_d_cuTexRefGetMipmapFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetMipmapFilterMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode), pfm, hTexRef); }
 static uint32_t cs_g_cuTexRefGetMipmapFilterMode(void * pfm, void * hTexRef) { return cs_w_cuTexRefGetMipmapFilterMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapFilterMode), pfm, hTexRef); }
 
@@ -11735,7 +11735,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetMipmapLevelBias(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetMipmapLevelBias(void * pbias, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelBias(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias), pbias, hTexRef); }
+static uint32_t cuTexRefGetMipmapLevelBias(void * pbias, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelBias(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias), pbias, hTexRef); }
 static uint32_t cs_d_cuTexRefGetMipmapLevelBias(void * pbias, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelBias(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias), pbias, hTexRef); }
 static uint32_t cs_g_cuTexRefGetMipmapLevelBias(void * pbias, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelBias(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelBias), pbias, hTexRef); }
 
@@ -11754,7 +11754,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetMipmapLevelClamp(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetMipmapLevelClamp(void * pminMipmapLevelClamp, void * pmaxMipmapLevelClamp, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelClamp(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp), pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef); }
+static uint32_t cuTexRefGetMipmapLevelClamp(void * pminMipmapLevelClamp, void * pmaxMipmapLevelClamp, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelClamp(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp), pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef); }
 static uint32_t cs_d_cuTexRefGetMipmapLevelClamp(void * pminMipmapLevelClamp, void * pmaxMipmapLevelClamp, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelClamp(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp), pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef); }
 static uint32_t cs_g_cuTexRefGetMipmapLevelClamp(void * pminMipmapLevelClamp, void * pmaxMipmapLevelClamp, void * hTexRef) { return cs_w_cuTexRefGetMipmapLevelClamp(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmapLevelClamp), pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef); }
 
@@ -11773,7 +11773,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefGetMipmappedArray(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefGetMipmappedArray(void * phMipmappedArray, void * hTexRef) { return cs_w_cuTexRefGetMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray), phMipmappedArray, hTexRef); }
+static uint32_t cuTexRefGetMipmappedArray(void * phMipmappedArray, void * hTexRef) { return cs_w_cuTexRefGetMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray), phMipmappedArray, hTexRef); }
 static uint32_t cs_d_cuTexRefGetMipmappedArray(void * phMipmappedArray, void * hTexRef) { return cs_w_cuTexRefGetMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray), phMipmappedArray, hTexRef); }
 static uint32_t cs_g_cuTexRefGetMipmappedArray(void * phMipmappedArray, void * hTexRef) { return cs_w_cuTexRefGetMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefGetMipmappedArray), phMipmappedArray, hTexRef); }
 
@@ -11792,7 +11792,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetAddress(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetAddress(void * ByteOffset, void * hTexRef, uint32_t dptr, uint32_t bytes) { return cs_w_cuTexRefSetAddress(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress), ByteOffset, hTexRef, dptr, bytes); }
+static uint32_t cuTexRefSetAddress(void * ByteOffset, void * hTexRef, uint32_t dptr, uint32_t bytes) { return cs_w_cuTexRefSetAddress(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress), ByteOffset, hTexRef, dptr, bytes); }
 static uint32_t cs_d_cuTexRefSetAddress(void * ByteOffset, void * hTexRef, uint32_t dptr, uint32_t bytes) { return cs_w_cuTexRefSetAddress(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress), ByteOffset, hTexRef, dptr, bytes); }
 static uint32_t cs_g_cuTexRefSetAddress(void * ByteOffset, void * hTexRef, uint32_t dptr, uint32_t bytes) { return cs_w_cuTexRefSetAddress(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress), ByteOffset, hTexRef, dptr, bytes); }
 
@@ -11811,7 +11811,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetAddress2D(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetAddress2D(void * hTexRef, void * desc, uint32_t dptr, uint32_t Pitch) { return cs_w_cuTexRefSetAddress2D(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D), hTexRef, desc, dptr, Pitch); }
+static uint32_t cuTexRefSetAddress2D(void * hTexRef, void * desc, uint32_t dptr, uint32_t Pitch) { return cs_w_cuTexRefSetAddress2D(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D), hTexRef, desc, dptr, Pitch); }
 static uint32_t cs_d_cuTexRefSetAddress2D(void * hTexRef, void * desc, uint32_t dptr, uint32_t Pitch) { return cs_w_cuTexRefSetAddress2D(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D), hTexRef, desc, dptr, Pitch); }
 static uint32_t cs_g_cuTexRefSetAddress2D(void * hTexRef, void * desc, uint32_t dptr, uint32_t Pitch) { return cs_w_cuTexRefSetAddress2D(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D), hTexRef, desc, dptr, Pitch); }
 
@@ -11830,7 +11830,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetAddress2D_v2(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetAddress2D_v2(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2), hTexRef, desc, dptr, Pitch); }
+static uint32_t cuTexRefSetAddress2D_v2(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2), hTexRef, desc, dptr, Pitch); }
 static uint32_t cs_d_cuTexRefSetAddress2D_v2(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2), hTexRef, desc, dptr, Pitch); }
 static uint32_t cs_g_cuTexRefSetAddress2D_v2(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v2), hTexRef, desc, dptr, Pitch); }
 
@@ -11849,7 +11849,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetAddress2D_v3(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetAddress2D_v3(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v3(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3), hTexRef, desc, dptr, Pitch); }
+static uint32_t cuTexRefSetAddress2D_v3(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v3(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3), hTexRef, desc, dptr, Pitch); }
 static uint32_t cs_d_cuTexRefSetAddress2D_v3(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v3(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3), hTexRef, desc, dptr, Pitch); }
 static uint32_t cs_g_cuTexRefSetAddress2D_v3(void * hTexRef, void * desc, uint64_t dptr, uint64_t Pitch) { return cs_w_cuTexRefSetAddress2D_v3(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress2D_v3), hTexRef, desc, dptr, Pitch); }
 
@@ -11868,7 +11868,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetAddressMode(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetAddressMode(void * hTexRef, int32_t dim, uint32_t am) { return cs_w_cuTexRefSetAddressMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode), hTexRef, dim, am); }
+static uint32_t cuTexRefSetAddressMode(void * hTexRef, int32_t dim, uint32_t am) { return cs_w_cuTexRefSetAddressMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode), hTexRef, dim, am); }
 static uint32_t cs_d_cuTexRefSetAddressMode(void * hTexRef, int32_t dim, uint32_t am) { return cs_w_cuTexRefSetAddressMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode), hTexRef, dim, am); }
 static uint32_t cs_g_cuTexRefSetAddressMode(void * hTexRef, int32_t dim, uint32_t am) { return cs_w_cuTexRefSetAddressMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddressMode), hTexRef, dim, am); }
 
@@ -11887,7 +11887,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetAddress_v2(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetAddress_v2(void * ByteOffset, void * hTexRef, uint64_t dptr, uint64_t bytes) { return cs_w_cuTexRefSetAddress_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2), ByteOffset, hTexRef, dptr, bytes); }
+static uint32_t cuTexRefSetAddress_v2(void * ByteOffset, void * hTexRef, uint64_t dptr, uint64_t bytes) { return cs_w_cuTexRefSetAddress_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2), ByteOffset, hTexRef, dptr, bytes); }
 static uint32_t cs_d_cuTexRefSetAddress_v2(void * ByteOffset, void * hTexRef, uint64_t dptr, uint64_t bytes) { return cs_w_cuTexRefSetAddress_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2), ByteOffset, hTexRef, dptr, bytes); }
 static uint32_t cs_g_cuTexRefSetAddress_v2(void * ByteOffset, void * hTexRef, uint64_t dptr, uint64_t bytes) { return cs_w_cuTexRefSetAddress_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetAddress_v2), ByteOffset, hTexRef, dptr, bytes); }
 
@@ -11906,7 +11906,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetArray(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetArray(void * hTexRef, void * hArray, uint32_t Flags) { return cs_w_cuTexRefSetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetArray), hTexRef, hArray, Flags); }
+static uint32_t cuTexRefSetArray(void * hTexRef, void * hArray, uint32_t Flags) { return cs_w_cuTexRefSetArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetArray), hTexRef, hArray, Flags); }
 static uint32_t cs_d_cuTexRefSetArray(void * hTexRef, void * hArray, uint32_t Flags) { return cs_w_cuTexRefSetArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetArray), hTexRef, hArray, Flags); }
 static uint32_t cs_g_cuTexRefSetArray(void * hTexRef, void * hArray, uint32_t Flags) { return cs_w_cuTexRefSetArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetArray), hTexRef, hArray, Flags); }
 
@@ -11925,7 +11925,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetBorderColor(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetBorderColor(void * hTexRef, void * pBorderColor) { return cs_w_cuTexRefSetBorderColor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor), hTexRef, pBorderColor); }
+static uint32_t cuTexRefSetBorderColor(void * hTexRef, void * pBorderColor) { return cs_w_cuTexRefSetBorderColor(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor), hTexRef, pBorderColor); }
 static uint32_t cs_d_cuTexRefSetBorderColor(void * hTexRef, void * pBorderColor) { return cs_w_cuTexRefSetBorderColor(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor), hTexRef, pBorderColor); }
 static uint32_t cs_g_cuTexRefSetBorderColor(void * hTexRef, void * pBorderColor) { return cs_w_cuTexRefSetBorderColor(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetBorderColor), hTexRef, pBorderColor); }
 
@@ -11944,7 +11944,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetFilterMode(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode), hTexRef, fm); }
+static uint32_t cuTexRefSetFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode), hTexRef, fm); }
 static uint32_t cs_d_cuTexRefSetFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetFilterMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode), hTexRef, fm); }
 static uint32_t cs_g_cuTexRefSetFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetFilterMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFilterMode), hTexRef, fm); }
 
@@ -11963,7 +11963,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetFlags(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetFlags(void * hTexRef, uint32_t Flags) { return cs_w_cuTexRefSetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags), hTexRef, Flags); }
+static uint32_t cuTexRefSetFlags(void * hTexRef, uint32_t Flags) { return cs_w_cuTexRefSetFlags(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags), hTexRef, Flags); }
 static uint32_t cs_d_cuTexRefSetFlags(void * hTexRef, uint32_t Flags) { return cs_w_cuTexRefSetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags), hTexRef, Flags); }
 static uint32_t cs_g_cuTexRefSetFlags(void * hTexRef, uint32_t Flags) { return cs_w_cuTexRefSetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFlags), hTexRef, Flags); }
 
@@ -11982,7 +11982,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetFormat(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetFormat(void * hTexRef, uint32_t fmt, int32_t NumPackedComponents) { return cs_w_cuTexRefSetFormat(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat), hTexRef, fmt, NumPackedComponents); }
+static uint32_t cuTexRefSetFormat(void * hTexRef, uint32_t fmt, int32_t NumPackedComponents) { return cs_w_cuTexRefSetFormat(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat), hTexRef, fmt, NumPackedComponents); }
 static uint32_t cs_d_cuTexRefSetFormat(void * hTexRef, uint32_t fmt, int32_t NumPackedComponents) { return cs_w_cuTexRefSetFormat(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat), hTexRef, fmt, NumPackedComponents); }
 static uint32_t cs_g_cuTexRefSetFormat(void * hTexRef, uint32_t fmt, int32_t NumPackedComponents) { return cs_w_cuTexRefSetFormat(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetFormat), hTexRef, fmt, NumPackedComponents); }
 
@@ -12001,7 +12001,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetMaxAnisotropy(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetMaxAnisotropy(void * hTexRef, uint32_t maxAniso) { return cs_w_cuTexRefSetMaxAnisotropy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy), hTexRef, maxAniso); }
+static uint32_t cuTexRefSetMaxAnisotropy(void * hTexRef, uint32_t maxAniso) { return cs_w_cuTexRefSetMaxAnisotropy(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy), hTexRef, maxAniso); }
 static uint32_t cs_d_cuTexRefSetMaxAnisotropy(void * hTexRef, uint32_t maxAniso) { return cs_w_cuTexRefSetMaxAnisotropy(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy), hTexRef, maxAniso); }
 static uint32_t cs_g_cuTexRefSetMaxAnisotropy(void * hTexRef, uint32_t maxAniso) { return cs_w_cuTexRefSetMaxAnisotropy(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMaxAnisotropy), hTexRef, maxAniso); }
 
@@ -12020,7 +12020,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetMipmapFilterMode(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetMipmapFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetMipmapFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode), hTexRef, fm); }
+static uint32_t cuTexRefSetMipmapFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetMipmapFilterMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode), hTexRef, fm); }
 static uint32_t cs_d_cuTexRefSetMipmapFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetMipmapFilterMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode), hTexRef, fm); }
 static uint32_t cs_g_cuTexRefSetMipmapFilterMode(void * hTexRef, uint32_t fm) { return cs_w_cuTexRefSetMipmapFilterMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapFilterMode), hTexRef, fm); }
 
@@ -12039,7 +12039,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetMipmapLevelBias(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetMipmapLevelBias(void * hTexRef, float bias) { return cs_w_cuTexRefSetMipmapLevelBias(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias), hTexRef, bias); }
+static uint32_t cuTexRefSetMipmapLevelBias(void * hTexRef, float bias) { return cs_w_cuTexRefSetMipmapLevelBias(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias), hTexRef, bias); }
 static uint32_t cs_d_cuTexRefSetMipmapLevelBias(void * hTexRef, float bias) { return cs_w_cuTexRefSetMipmapLevelBias(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias), hTexRef, bias); }
 static uint32_t cs_g_cuTexRefSetMipmapLevelBias(void * hTexRef, float bias) { return cs_w_cuTexRefSetMipmapLevelBias(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelBias), hTexRef, bias); }
 
@@ -12058,7 +12058,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetMipmapLevelClamp(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetMipmapLevelClamp(void * hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) { return cs_w_cuTexRefSetMipmapLevelClamp(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp), hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp); }
+static uint32_t cuTexRefSetMipmapLevelClamp(void * hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) { return cs_w_cuTexRefSetMipmapLevelClamp(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp), hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp); }
 static uint32_t cs_d_cuTexRefSetMipmapLevelClamp(void * hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) { return cs_w_cuTexRefSetMipmapLevelClamp(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp), hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp); }
 static uint32_t cs_g_cuTexRefSetMipmapLevelClamp(void * hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) { return cs_w_cuTexRefSetMipmapLevelClamp(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmapLevelClamp), hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp); }
 
@@ -12077,7 +12077,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuTexRefSetMipmappedArray(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuTexRefSetMipmappedArray(void * hTexRef, void * hMipmappedArray, uint32_t Flags) { return cs_w_cuTexRefSetMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray), hTexRef, hMipmappedArray, Flags); }
+static uint32_t cuTexRefSetMipmappedArray(void * hTexRef, void * hMipmappedArray, uint32_t Flags) { return cs_w_cuTexRefSetMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray), hTexRef, hMipmappedArray, Flags); }
 static uint32_t cs_d_cuTexRefSetMipmappedArray(void * hTexRef, void * hMipmappedArray, uint32_t Flags) { return cs_w_cuTexRefSetMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray), hTexRef, hMipmappedArray, Flags); }
 static uint32_t cs_g_cuTexRefSetMipmappedArray(void * hTexRef, void * hMipmappedArray, uint32_t Flags) { return cs_w_cuTexRefSetMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuTexRefSetMipmappedArray), hTexRef, hMipmappedArray, Flags); }
 
@@ -12096,7 +12096,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuThreadExchangeStreamCaptureMode
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cuThreadExchangeStreamCaptureMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode), mode); }
+static uint32_t cuThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cuThreadExchangeStreamCaptureMode(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode), mode); }
 static uint32_t cs_d_cuThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cuThreadExchangeStreamCaptureMode(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode), mode); }
 static uint32_t cs_g_cuThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cuThreadExchangeStreamCaptureMode(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuThreadExchangeStreamCaptureMode), mode); }
 
@@ -12115,7 +12115,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuUserObjectCreate(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cuUserObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
+static uint32_t cuUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cuUserObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
 static uint32_t cs_d_cuUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cuUserObjectCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
 static uint32_t cs_g_cuUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cuUserObjectCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
 
@@ -12134,7 +12134,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuUserObjectRelease(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuUserObjectRelease(void * object, uint32_t count) { return cs_w_cuUserObjectRelease(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRelease), object, count); }
+static uint32_t cuUserObjectRelease(void * object, uint32_t count) { return cs_w_cuUserObjectRelease(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRelease), object, count); }
 static uint32_t cs_d_cuUserObjectRelease(void * object, uint32_t count) { return cs_w_cuUserObjectRelease(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRelease), object, count); }
 static uint32_t cs_g_cuUserObjectRelease(void * object, uint32_t count) { return cs_w_cuUserObjectRelease(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRelease), object, count); }
 
@@ -12153,7 +12153,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuUserObjectRetain(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuUserObjectRetain(void * object, uint32_t count) { return cs_w_cuUserObjectRetain(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRetain), object, count); }
+static uint32_t cuUserObjectRetain(void * object, uint32_t count) { return cs_w_cuUserObjectRetain(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRetain), object, count); }
 static uint32_t cs_d_cuUserObjectRetain(void * object, uint32_t count) { return cs_w_cuUserObjectRetain(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRetain), object, count); }
 static uint32_t cs_g_cuUserObjectRetain(void * object, uint32_t count) { return cs_w_cuUserObjectRetain(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuUserObjectRetain), object, count); }
 
@@ -12172,7 +12172,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuWaitExternalSemaphoresAsync(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cuWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cuWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cuWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 
@@ -12191,7 +12191,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuWaitExternalSemaphoresAsync_pts
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cuWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cuWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cuWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cuWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cuWaitExternalSemaphoresAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 

@@ -30,21 +30,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaArrayGetInfo(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array) { return cs_w_cudaArrayGetInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetInfo), desc, extent, flags, array); }
+static uint32_t cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array) { return cs_w_cudaArrayGetInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetInfo), desc, extent, flags, array); }
 static uint32_t cs_d_cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array) { return cs_w_cudaArrayGetInfo(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetInfo), desc, extent, flags, array); }
 static uint32_t cs_g_cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array) { return cs_w_cudaArrayGetInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetInfo), desc, extent, flags, array); }
-CS_EXPORT uint32_t cs_v12_cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array)
+static uint32_t cs_v12_cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetInfo, "libcudart.so.12", &slot), desc, extent, flags, array);
 }
-__asm__(".symver cs_v12_cudaArrayGetInfo, cudaArrayGetInfo@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array)
+static uint32_t cs_v0_cudaArrayGetInfo(void * desc, void * extent, void * flags, void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetInfo, "libcudart.so.11.0", &slot), desc, extent, flags, array);
 }
-__asm__(".symver cs_v0_cudaArrayGetInfo, cudaArrayGetInfo@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaArrayGetMemoryRequirements(uint8_t via, void *realp, void * memoryRequirements, void * array, int32_t device)
 {
@@ -62,21 +60,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaArrayGetMemoryRequirements(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cudaArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetMemoryRequirements), memoryRequirements, array, device); }
+static uint32_t cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cudaArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetMemoryRequirements), memoryRequirements, array, device); }
 static uint32_t cs_d_cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cudaArrayGetMemoryRequirements(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetMemoryRequirements), memoryRequirements, array, device); }
 static uint32_t cs_g_cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device) { return cs_w_cudaArrayGetMemoryRequirements(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetMemoryRequirements), memoryRequirements, array, device); }
-CS_EXPORT uint32_t cs_v12_cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device)
+static uint32_t cs_v12_cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetMemoryRequirements, "libcudart.so.12", &slot), memoryRequirements, array, device);
 }
-__asm__(".symver cs_v12_cudaArrayGetMemoryRequirements, cudaArrayGetMemoryRequirements@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device)
+static uint32_t cs_v0_cudaArrayGetMemoryRequirements(void * memoryRequirements, void * array, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetMemoryRequirements, "libcudart.so.11.0", &slot), memoryRequirements, array, device);
 }
-__asm__(".symver cs_v0_cudaArrayGetMemoryRequirements, cudaArrayGetMemoryRequirements@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaArrayGetPlane(uint8_t via, void *realp, void * pPlaneArray, void * hArray, uint32_t planeIdx)
 {
@@ -94,21 +90,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaArrayGetPlane(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cudaArrayGetPlane(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetPlane), pPlaneArray, hArray, planeIdx); }
+static uint32_t cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cudaArrayGetPlane(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetPlane), pPlaneArray, hArray, planeIdx); }
 static uint32_t cs_d_cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cudaArrayGetPlane(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetPlane), pPlaneArray, hArray, planeIdx); }
 static uint32_t cs_g_cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx) { return cs_w_cudaArrayGetPlane(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetPlane), pPlaneArray, hArray, planeIdx); }
-CS_EXPORT uint32_t cs_v12_cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx)
+static uint32_t cs_v12_cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetPlane(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetPlane, "libcudart.so.12", &slot), pPlaneArray, hArray, planeIdx);
 }
-__asm__(".symver cs_v12_cudaArrayGetPlane, cudaArrayGetPlane@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx)
+static uint32_t cs_v0_cudaArrayGetPlane(void * pPlaneArray, void * hArray, uint32_t planeIdx)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetPlane(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetPlane, "libcudart.so.11.0", &slot), pPlaneArray, hArray, planeIdx);
 }
-__asm__(".symver cs_v0_cudaArrayGetPlane, cudaArrayGetPlane@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaArrayGetSparseProperties(uint8_t via, void *realp, void * sparseProperties, void * array)
 {
@@ -126,21 +120,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaArrayGetSparseProperties(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cudaArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetSparseProperties), sparseProperties, array); }
+static uint32_t cudaArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cudaArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetSparseProperties), sparseProperties, array); }
 static uint32_t cs_d_cudaArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cudaArrayGetSparseProperties(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetSparseProperties), sparseProperties, array); }
 static uint32_t cs_g_cudaArrayGetSparseProperties(void * sparseProperties, void * array) { return cs_w_cudaArrayGetSparseProperties(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaArrayGetSparseProperties), sparseProperties, array); }
-CS_EXPORT uint32_t cs_v12_cudaArrayGetSparseProperties(void * sparseProperties, void * array)
+static uint32_t cs_v12_cudaArrayGetSparseProperties(void * sparseProperties, void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetSparseProperties(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetSparseProperties, "libcudart.so.12", &slot), sparseProperties, array);
 }
-__asm__(".symver cs_v12_cudaArrayGetSparseProperties, cudaArrayGetSparseProperties@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaArrayGetSparseProperties(void * sparseProperties, void * array)
+static uint32_t cs_v0_cudaArrayGetSparseProperties(void * sparseProperties, void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaArrayGetSparseProperties(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaArrayGetSparseProperties, "libcudart.so.11.0", &slot), sparseProperties, array);
 }
-__asm__(".symver cs_v0_cudaArrayGetSparseProperties, cudaArrayGetSparseProperties@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaChooseDevice(uint8_t via, void *realp, void * device, void * prop)
 {
@@ -158,21 +150,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaChooseDevice(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaChooseDevice(void * device, void * prop) { return cs_w_cudaChooseDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaChooseDevice), device, prop); }
+static uint32_t cudaChooseDevice(void * device, void * prop) { return cs_w_cudaChooseDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaChooseDevice), device, prop); }
 static uint32_t cs_d_cudaChooseDevice(void * device, void * prop) { return cs_w_cudaChooseDevice(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaChooseDevice), device, prop); }
 static uint32_t cs_g_cudaChooseDevice(void * device, void * prop) { return cs_w_cudaChooseDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaChooseDevice), device, prop); }
-CS_EXPORT uint32_t cs_v12_cudaChooseDevice(void * device, void * prop)
+static uint32_t cs_v12_cudaChooseDevice(void * device, void * prop)
 {
     static void *_Atomic slot;
     return cs_w_cudaChooseDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaChooseDevice, "libcudart.so.12", &slot), device, prop);
 }
-__asm__(".symver cs_v12_cudaChooseDevice, cudaChooseDevice@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaChooseDevice(void * device, void * prop)
+static uint32_t cs_v0_cudaChooseDevice(void * device, void * prop)
 {
     static void *_Atomic slot;
     return cs_w_cudaChooseDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaChooseDevice, "libcudart.so.11.0", &slot), device, prop);
 }
-__asm__(".symver cs_v0_cudaChooseDevice, cudaChooseDevice@libcudart.so.11.0");
 
 static __attribute__((noinline)) struct cs_blob_20_4 cs_w_cudaCreateChannelDesc(uint8_t via, void *realp, int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f)
 {
@@ -190,21 +180,19 @@ static __attribute__((noinline)) struct cs_blob_20_4 cs_w_cudaCreateChannelDesc(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT struct cs_blob_20_4 cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f) { return cs_w_cudaCreateChannelDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateChannelDesc), x, y, z, w, f); }
+static struct cs_blob_20_4 cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f) { return cs_w_cudaCreateChannelDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateChannelDesc), x, y, z, w, f); }
 static struct cs_blob_20_4 cs_d_cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f) { return cs_w_cudaCreateChannelDesc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateChannelDesc), x, y, z, w, f); }
 static struct cs_blob_20_4 cs_g_cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f) { return cs_w_cudaCreateChannelDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateChannelDesc), x, y, z, w, f); }
-CS_EXPORT struct cs_blob_20_4 cs_v12_cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f)
+static struct cs_blob_20_4 cs_v12_cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f)
 {
     static void *_Atomic slot;
     return cs_w_cudaCreateChannelDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCreateChannelDesc, "libcudart.so.12", &slot), x, y, z, w, f);
 }
-__asm__(".symver cs_v12_cudaCreateChannelDesc, cudaCreateChannelDesc@libcudart.so.12");
-CS_EXPORT struct cs_blob_20_4 cs_v0_cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f)
+static struct cs_blob_20_4 cs_v0_cudaCreateChannelDesc(int32_t x, int32_t y, int32_t z, int32_t w, uint32_t f)
 {
     static void *_Atomic slot;
     return cs_w_cudaCreateChannelDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCreateChannelDesc, "libcudart.so.11.0", &slot), x, y, z, w, f);
 }
-__asm__(".symver cs_v0_cudaCreateChannelDesc, cudaCreateChannelDesc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaCreateSurfaceObject(uint8_t via, void *realp, void * pSurfObject, void * pResDesc)
 {
@@ -222,21 +210,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaCreateSurfaceObject(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc) { return cs_w_cudaCreateSurfaceObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateSurfaceObject), pSurfObject, pResDesc); }
+static uint32_t cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc) { return cs_w_cudaCreateSurfaceObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateSurfaceObject), pSurfObject, pResDesc); }
 static uint32_t cs_d_cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc) { return cs_w_cudaCreateSurfaceObject(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateSurfaceObject), pSurfObject, pResDesc); }
 static uint32_t cs_g_cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc) { return cs_w_cudaCreateSurfaceObject(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateSurfaceObject), pSurfObject, pResDesc); }
-CS_EXPORT uint32_t cs_v12_cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc)
+static uint32_t cs_v12_cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaCreateSurfaceObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCreateSurfaceObject, "libcudart.so.12", &slot), pSurfObject, pResDesc);
 }
-__asm__(".symver cs_v12_cudaCreateSurfaceObject, cudaCreateSurfaceObject@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc)
+static uint32_t cs_v0_cudaCreateSurfaceObject(void * pSurfObject, void * pResDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaCreateSurfaceObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCreateSurfaceObject, "libcudart.so.11.0", &slot), pSurfObject, pResDesc);
 }
-__asm__(".symver cs_v0_cudaCreateSurfaceObject, cudaCreateSurfaceObject@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaCreateTextureObject(uint8_t via, void *realp, void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc)
 {
@@ -254,21 +240,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaCreateTextureObject(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cudaCreateTextureObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateTextureObject), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
+static uint32_t cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cudaCreateTextureObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateTextureObject), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
 static uint32_t cs_d_cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cudaCreateTextureObject(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateTextureObject), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
 static uint32_t cs_g_cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc) { return cs_w_cudaCreateTextureObject(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaCreateTextureObject), pTexObject, pResDesc, pTexDesc, pResViewDesc); }
-CS_EXPORT uint32_t cs_v12_cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc)
+static uint32_t cs_v12_cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaCreateTextureObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCreateTextureObject, "libcudart.so.12", &slot), pTexObject, pResDesc, pTexDesc, pResViewDesc);
 }
-__asm__(".symver cs_v12_cudaCreateTextureObject, cudaCreateTextureObject@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc)
+static uint32_t cs_v0_cudaCreateTextureObject(void * pTexObject, void * pResDesc, void * pTexDesc, void * pResViewDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaCreateTextureObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCreateTextureObject, "libcudart.so.11.0", &slot), pTexObject, pResDesc, pTexDesc, pResViewDesc);
 }
-__asm__(".symver cs_v0_cudaCreateTextureObject, cudaCreateTextureObject@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaCtxResetPersistingL2Cache(uint8_t via, void *realp)
 {
@@ -286,21 +270,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaCtxResetPersistingL2Cache(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaCtxResetPersistingL2Cache(void) { return cs_w_cudaCtxResetPersistingL2Cache(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCtxResetPersistingL2Cache)); }
+static uint32_t cudaCtxResetPersistingL2Cache(void) { return cs_w_cudaCtxResetPersistingL2Cache(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaCtxResetPersistingL2Cache)); }
 static uint32_t cs_d_cudaCtxResetPersistingL2Cache(void) { return cs_w_cudaCtxResetPersistingL2Cache(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaCtxResetPersistingL2Cache)); }
 static uint32_t cs_g_cudaCtxResetPersistingL2Cache(void) { return cs_w_cudaCtxResetPersistingL2Cache(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaCtxResetPersistingL2Cache)); }
-CS_EXPORT uint32_t cs_v12_cudaCtxResetPersistingL2Cache(void)
+static uint32_t cs_v12_cudaCtxResetPersistingL2Cache(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaCtxResetPersistingL2Cache(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCtxResetPersistingL2Cache, "libcudart.so.12", &slot));
 }
-__asm__(".symver cs_v12_cudaCtxResetPersistingL2Cache, cudaCtxResetPersistingL2Cache@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaCtxResetPersistingL2Cache(void)
+static uint32_t cs_v0_cudaCtxResetPersistingL2Cache(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaCtxResetPersistingL2Cache(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaCtxResetPersistingL2Cache, "libcudart.so.11.0", &slot));
 }
-__asm__(".symver cs_v0_cudaCtxResetPersistingL2Cache, cudaCtxResetPersistingL2Cache@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDestroyExternalMemory(uint8_t via, void *realp, void * extMem)
 {
@@ -318,21 +300,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDestroyExternalMemory(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDestroyExternalMemory(void * extMem) { return cs_w_cudaDestroyExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalMemory), extMem); }
+static uint32_t cudaDestroyExternalMemory(void * extMem) { return cs_w_cudaDestroyExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalMemory), extMem); }
 static uint32_t cs_d_cudaDestroyExternalMemory(void * extMem) { return cs_w_cudaDestroyExternalMemory(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalMemory), extMem); }
 static uint32_t cs_g_cudaDestroyExternalMemory(void * extMem) { return cs_w_cudaDestroyExternalMemory(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalMemory), extMem); }
-CS_EXPORT uint32_t cs_v12_cudaDestroyExternalMemory(void * extMem)
+static uint32_t cs_v12_cudaDestroyExternalMemory(void * extMem)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroyExternalMemory(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroyExternalMemory, "libcudart.so.12", &slot), extMem);
 }
-__asm__(".symver cs_v12_cudaDestroyExternalMemory, cudaDestroyExternalMemory@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDestroyExternalMemory(void * extMem)
+static uint32_t cs_v0_cudaDestroyExternalMemory(void * extMem)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroyExternalMemory(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroyExternalMemory, "libcudart.so.11.0", &slot), extMem);
 }
-__asm__(".symver cs_v0_cudaDestroyExternalMemory, cudaDestroyExternalMemory@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDestroyExternalSemaphore(uint8_t via, void *realp, void * extSem)
 {
@@ -350,21 +330,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDestroyExternalSemaphore(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDestroyExternalSemaphore(void * extSem) { return cs_w_cudaDestroyExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalSemaphore), extSem); }
+static uint32_t cudaDestroyExternalSemaphore(void * extSem) { return cs_w_cudaDestroyExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalSemaphore), extSem); }
 static uint32_t cs_d_cudaDestroyExternalSemaphore(void * extSem) { return cs_w_cudaDestroyExternalSemaphore(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalSemaphore), extSem); }
 static uint32_t cs_g_cudaDestroyExternalSemaphore(void * extSem) { return cs_w_cudaDestroyExternalSemaphore(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyExternalSemaphore), extSem); }
-CS_EXPORT uint32_t cs_v12_cudaDestroyExternalSemaphore(void * extSem)
+static uint32_t cs_v12_cudaDestroyExternalSemaphore(void * extSem)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroyExternalSemaphore(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroyExternalSemaphore, "libcudart.so.12", &slot), extSem);
 }
-__asm__(".symver cs_v12_cudaDestroyExternalSemaphore, cudaDestroyExternalSemaphore@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDestroyExternalSemaphore(void * extSem)
+static uint32_t cs_v0_cudaDestroyExternalSemaphore(void * extSem)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroyExternalSemaphore(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroyExternalSemaphore, "libcudart.so.11.0", &slot), extSem);
 }
-__asm__(".symver cs_v0_cudaDestroyExternalSemaphore, cudaDestroyExternalSemaphore@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDestroySurfaceObject(uint8_t via, void *realp, uint64_t surfObject)
 {
@@ -382,21 +360,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDestroySurfaceObject(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDestroySurfaceObject(uint64_t surfObject) { return cs_w_cudaDestroySurfaceObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroySurfaceObject), surfObject); }
+static uint32_t cudaDestroySurfaceObject(uint64_t surfObject) { return cs_w_cudaDestroySurfaceObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroySurfaceObject), surfObject); }
 static uint32_t cs_d_cudaDestroySurfaceObject(uint64_t surfObject) { return cs_w_cudaDestroySurfaceObject(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroySurfaceObject), surfObject); }
 static uint32_t cs_g_cudaDestroySurfaceObject(uint64_t surfObject) { return cs_w_cudaDestroySurfaceObject(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroySurfaceObject), surfObject); }
-CS_EXPORT uint32_t cs_v12_cudaDestroySurfaceObject(uint64_t surfObject)
+static uint32_t cs_v12_cudaDestroySurfaceObject(uint64_t surfObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroySurfaceObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroySurfaceObject, "libcudart.so.12", &slot), surfObject);
 }
-__asm__(".symver cs_v12_cudaDestroySurfaceObject, cudaDestroySurfaceObject@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDestroySurfaceObject(uint64_t surfObject)
+static uint32_t cs_v0_cudaDestroySurfaceObject(uint64_t surfObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroySurfaceObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroySurfaceObject, "libcudart.so.11.0", &slot), surfObject);
 }
-__asm__(".symver cs_v0_cudaDestroySurfaceObject, cudaDestroySurfaceObject@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDestroyTextureObject(uint8_t via, void *realp, uint64_t texObject)
 {
@@ -414,21 +390,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDestroyTextureObject(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDestroyTextureObject(uint64_t texObject) { return cs_w_cudaDestroyTextureObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyTextureObject), texObject); }
+static uint32_t cudaDestroyTextureObject(uint64_t texObject) { return cs_w_cudaDestroyTextureObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyTextureObject), texObject); }
 static uint32_t cs_d_cudaDestroyTextureObject(uint64_t texObject) { return cs_w_cudaDestroyTextureObject(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyTextureObject), texObject); }
 static uint32_t cs_g_cudaDestroyTextureObject(uint64_t texObject) { return cs_w_cudaDestroyTextureObject(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDestroyTextureObject), texObject); }
-CS_EXPORT uint32_t cs_v12_cudaDestroyTextureObject(uint64_t texObject)
+static uint32_t cs_v12_cudaDestroyTextureObject(uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroyTextureObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroyTextureObject, "libcudart.so.12", &slot), texObject);
 }
-__asm__(".symver cs_v12_cudaDestroyTextureObject, cudaDestroyTextureObject@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDestroyTextureObject(uint64_t texObject)
+static uint32_t cs_v0_cudaDestroyTextureObject(uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaDestroyTextureObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDestroyTextureObject, "libcudart.so.11.0", &slot), texObject);
 }
-__asm__(".symver cs_v0_cudaDestroyTextureObject, cudaDestroyTextureObject@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceCanAccessPeer(uint8_t via, void *realp, void * canAccessPeer, int32_t device, int32_t peerDevice)
 {
@@ -446,21 +420,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceCanAccessPeer(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice) { return cs_w_cudaDeviceCanAccessPeer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceCanAccessPeer), canAccessPeer, device, peerDevice); }
+static uint32_t cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice) { return cs_w_cudaDeviceCanAccessPeer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceCanAccessPeer), canAccessPeer, device, peerDevice); }
 static uint32_t cs_d_cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice) { return cs_w_cudaDeviceCanAccessPeer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceCanAccessPeer), canAccessPeer, device, peerDevice); }
 static uint32_t cs_g_cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice) { return cs_w_cudaDeviceCanAccessPeer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceCanAccessPeer), canAccessPeer, device, peerDevice); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice)
+static uint32_t cs_v12_cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceCanAccessPeer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceCanAccessPeer, "libcudart.so.12", &slot), canAccessPeer, device, peerDevice);
 }
-__asm__(".symver cs_v12_cudaDeviceCanAccessPeer, cudaDeviceCanAccessPeer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice)
+static uint32_t cs_v0_cudaDeviceCanAccessPeer(void * canAccessPeer, int32_t device, int32_t peerDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceCanAccessPeer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceCanAccessPeer, "libcudart.so.11.0", &slot), canAccessPeer, device, peerDevice);
 }
-__asm__(".symver cs_v0_cudaDeviceCanAccessPeer, cudaDeviceCanAccessPeer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceDisablePeerAccess(uint8_t via, void *realp, int32_t peerDevice)
 {
@@ -478,21 +450,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceDisablePeerAccess(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceDisablePeerAccess(int32_t peerDevice) { return cs_w_cudaDeviceDisablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceDisablePeerAccess), peerDevice); }
+static uint32_t cudaDeviceDisablePeerAccess(int32_t peerDevice) { return cs_w_cudaDeviceDisablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceDisablePeerAccess), peerDevice); }
 static uint32_t cs_d_cudaDeviceDisablePeerAccess(int32_t peerDevice) { return cs_w_cudaDeviceDisablePeerAccess(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceDisablePeerAccess), peerDevice); }
 static uint32_t cs_g_cudaDeviceDisablePeerAccess(int32_t peerDevice) { return cs_w_cudaDeviceDisablePeerAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceDisablePeerAccess), peerDevice); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceDisablePeerAccess(int32_t peerDevice)
+static uint32_t cs_v12_cudaDeviceDisablePeerAccess(int32_t peerDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceDisablePeerAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceDisablePeerAccess, "libcudart.so.12", &slot), peerDevice);
 }
-__asm__(".symver cs_v12_cudaDeviceDisablePeerAccess, cudaDeviceDisablePeerAccess@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceDisablePeerAccess(int32_t peerDevice)
+static uint32_t cs_v0_cudaDeviceDisablePeerAccess(int32_t peerDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceDisablePeerAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceDisablePeerAccess, "libcudart.so.11.0", &slot), peerDevice);
 }
-__asm__(".symver cs_v0_cudaDeviceDisablePeerAccess, cudaDeviceDisablePeerAccess@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceEnablePeerAccess(uint8_t via, void *realp, int32_t peerDevice, uint32_t flags)
 {
@@ -510,21 +480,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceEnablePeerAccess(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags) { return cs_w_cudaDeviceEnablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceEnablePeerAccess), peerDevice, flags); }
+static uint32_t cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags) { return cs_w_cudaDeviceEnablePeerAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceEnablePeerAccess), peerDevice, flags); }
 static uint32_t cs_d_cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags) { return cs_w_cudaDeviceEnablePeerAccess(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceEnablePeerAccess), peerDevice, flags); }
 static uint32_t cs_g_cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags) { return cs_w_cudaDeviceEnablePeerAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceEnablePeerAccess), peerDevice, flags); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags)
+static uint32_t cs_v12_cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceEnablePeerAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceEnablePeerAccess, "libcudart.so.12", &slot), peerDevice, flags);
 }
-__asm__(".symver cs_v12_cudaDeviceEnablePeerAccess, cudaDeviceEnablePeerAccess@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags)
+static uint32_t cs_v0_cudaDeviceEnablePeerAccess(int32_t peerDevice, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceEnablePeerAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceEnablePeerAccess, "libcudart.so.11.0", &slot), peerDevice, flags);
 }
-__asm__(".symver cs_v0_cudaDeviceEnablePeerAccess, cudaDeviceEnablePeerAccess@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceFlushGPUDirectRDMAWrites(uint8_t via, void *realp, uint32_t target, uint32_t scope)
 {
@@ -542,21 +510,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceFlushGPUDirectRDMAWrite
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cudaDeviceFlushGPUDirectRDMAWrites(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites), target, scope); }
+static uint32_t cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cudaDeviceFlushGPUDirectRDMAWrites(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites), target, scope); }
 static uint32_t cs_d_cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cudaDeviceFlushGPUDirectRDMAWrites(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites), target, scope); }
 static uint32_t cs_g_cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope) { return cs_w_cudaDeviceFlushGPUDirectRDMAWrites(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites), target, scope); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope)
+static uint32_t cs_v12_cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceFlushGPUDirectRDMAWrites(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites, "libcudart.so.12", &slot), target, scope);
 }
-__asm__(".symver cs_v12_cudaDeviceFlushGPUDirectRDMAWrites, cudaDeviceFlushGPUDirectRDMAWrites@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope)
+static uint32_t cs_v0_cudaDeviceFlushGPUDirectRDMAWrites(uint32_t target, uint32_t scope)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceFlushGPUDirectRDMAWrites(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites, "libcudart.so.11.0", &slot), target, scope);
 }
-__asm__(".symver cs_v0_cudaDeviceFlushGPUDirectRDMAWrites, cudaDeviceFlushGPUDirectRDMAWrites@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetAttribute(uint8_t via, void *realp, void * value, uint32_t attr, int32_t device)
 {
@@ -574,21 +540,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetAttribute(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device) { return cs_w_cudaDeviceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetAttribute), value, attr, device); }
+static uint32_t cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device) { return cs_w_cudaDeviceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetAttribute), value, attr, device); }
 static uint32_t cs_d_cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device) { return cs_w_cudaDeviceGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetAttribute), value, attr, device); }
 static uint32_t cs_g_cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device) { return cs_w_cudaDeviceGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetAttribute), value, attr, device); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device)
+static uint32_t cs_v12_cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetAttribute, "libcudart.so.12", &slot), value, attr, device);
 }
-__asm__(".symver cs_v12_cudaDeviceGetAttribute, cudaDeviceGetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device)
+static uint32_t cs_v0_cudaDeviceGetAttribute(void * value, uint32_t attr, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetAttribute, "libcudart.so.11.0", &slot), value, attr, device);
 }
-__asm__(".symver cs_v0_cudaDeviceGetAttribute, cudaDeviceGetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetByPCIBusId(uint8_t via, void *realp, void * device, void * pciBusId)
 {
@@ -606,21 +570,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetByPCIBusId(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetByPCIBusId(void * device, void * pciBusId) { return cs_w_cudaDeviceGetByPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetByPCIBusId), device, pciBusId); }
+static uint32_t cudaDeviceGetByPCIBusId(void * device, void * pciBusId) { return cs_w_cudaDeviceGetByPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetByPCIBusId), device, pciBusId); }
 static uint32_t cs_d_cudaDeviceGetByPCIBusId(void * device, void * pciBusId) { return cs_w_cudaDeviceGetByPCIBusId(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetByPCIBusId), device, pciBusId); }
 static uint32_t cs_g_cudaDeviceGetByPCIBusId(void * device, void * pciBusId) { return cs_w_cudaDeviceGetByPCIBusId(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetByPCIBusId), device, pciBusId); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetByPCIBusId(void * device, void * pciBusId)
+static uint32_t cs_v12_cudaDeviceGetByPCIBusId(void * device, void * pciBusId)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetByPCIBusId(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetByPCIBusId, "libcudart.so.12", &slot), device, pciBusId);
 }
-__asm__(".symver cs_v12_cudaDeviceGetByPCIBusId, cudaDeviceGetByPCIBusId@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetByPCIBusId(void * device, void * pciBusId)
+static uint32_t cs_v0_cudaDeviceGetByPCIBusId(void * device, void * pciBusId)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetByPCIBusId(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetByPCIBusId, "libcudart.so.11.0", &slot), device, pciBusId);
 }
-__asm__(".symver cs_v0_cudaDeviceGetByPCIBusId, cudaDeviceGetByPCIBusId@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetCacheConfig(uint8_t via, void *realp, void * pCacheConfig)
 {
@@ -638,21 +600,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetCacheConfig(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetCacheConfig(void * pCacheConfig) { return cs_w_cudaDeviceGetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetCacheConfig), pCacheConfig); }
+static uint32_t cudaDeviceGetCacheConfig(void * pCacheConfig) { return cs_w_cudaDeviceGetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetCacheConfig), pCacheConfig); }
 static uint32_t cs_d_cudaDeviceGetCacheConfig(void * pCacheConfig) { return cs_w_cudaDeviceGetCacheConfig(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetCacheConfig), pCacheConfig); }
 static uint32_t cs_g_cudaDeviceGetCacheConfig(void * pCacheConfig) { return cs_w_cudaDeviceGetCacheConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetCacheConfig), pCacheConfig); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetCacheConfig(void * pCacheConfig)
+static uint32_t cs_v12_cudaDeviceGetCacheConfig(void * pCacheConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetCacheConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetCacheConfig, "libcudart.so.12", &slot), pCacheConfig);
 }
-__asm__(".symver cs_v12_cudaDeviceGetCacheConfig, cudaDeviceGetCacheConfig@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetCacheConfig(void * pCacheConfig)
+static uint32_t cs_v0_cudaDeviceGetCacheConfig(void * pCacheConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetCacheConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetCacheConfig, "libcudart.so.11.0", &slot), pCacheConfig);
 }
-__asm__(".symver cs_v0_cudaDeviceGetCacheConfig, cudaDeviceGetCacheConfig@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetDefaultMemPool(uint8_t via, void *realp, void * memPool, int32_t device)
 {
@@ -670,21 +630,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetDefaultMemPool(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetDefaultMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetDefaultMemPool), memPool, device); }
+static uint32_t cudaDeviceGetDefaultMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetDefaultMemPool), memPool, device); }
 static uint32_t cs_d_cudaDeviceGetDefaultMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetDefaultMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetDefaultMemPool), memPool, device); }
 static uint32_t cs_g_cudaDeviceGetDefaultMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetDefaultMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetDefaultMemPool), memPool, device); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetDefaultMemPool(void * memPool, int32_t device)
+static uint32_t cs_v12_cudaDeviceGetDefaultMemPool(void * memPool, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetDefaultMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetDefaultMemPool, "libcudart.so.12", &slot), memPool, device);
 }
-__asm__(".symver cs_v12_cudaDeviceGetDefaultMemPool, cudaDeviceGetDefaultMemPool@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetDefaultMemPool(void * memPool, int32_t device)
+static uint32_t cs_v0_cudaDeviceGetDefaultMemPool(void * memPool, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetDefaultMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetDefaultMemPool, "libcudart.so.11.0", &slot), memPool, device);
 }
-__asm__(".symver cs_v0_cudaDeviceGetDefaultMemPool, cudaDeviceGetDefaultMemPool@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetGraphMemAttribute(uint8_t via, void *realp, int32_t device, uint32_t attr, void * value)
 {
@@ -702,21 +660,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetGraphMemAttribute(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceGetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetGraphMemAttribute), device, attr, value); }
+static uint32_t cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceGetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_d_cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceGetGraphMemAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_g_cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceGetGraphMemAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetGraphMemAttribute), device, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
+static uint32_t cs_v12_cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetGraphMemAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetGraphMemAttribute, "libcudart.so.12", &slot), device, attr, value);
 }
-__asm__(".symver cs_v12_cudaDeviceGetGraphMemAttribute, cudaDeviceGetGraphMemAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
+static uint32_t cs_v0_cudaDeviceGetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetGraphMemAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetGraphMemAttribute, "libcudart.so.11.0", &slot), device, attr, value);
 }
-__asm__(".symver cs_v0_cudaDeviceGetGraphMemAttribute, cudaDeviceGetGraphMemAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetHostAtomicCapabilities(uint8_t via, void *realp, void * capabilities, void * operations, uint32_t count, int32_t device)
 {
@@ -734,21 +690,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetHostAtomicCapabiliti
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device) { return cs_w_cudaDeviceGetHostAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetHostAtomicCapabilities), capabilities, operations, count, device); }
+static uint32_t cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device) { return cs_w_cudaDeviceGetHostAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetHostAtomicCapabilities), capabilities, operations, count, device); }
 static uint32_t cs_d_cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device) { return cs_w_cudaDeviceGetHostAtomicCapabilities(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetHostAtomicCapabilities), capabilities, operations, count, device); }
 static uint32_t cs_g_cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device) { return cs_w_cudaDeviceGetHostAtomicCapabilities(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetHostAtomicCapabilities), capabilities, operations, count, device); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device)
+static uint32_t cs_v12_cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetHostAtomicCapabilities(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetHostAtomicCapabilities, "libcudart.so.12", &slot), capabilities, operations, count, device);
 }
-__asm__(".symver cs_v12_cudaDeviceGetHostAtomicCapabilities, cudaDeviceGetHostAtomicCapabilities@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device)
+static uint32_t cs_v0_cudaDeviceGetHostAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetHostAtomicCapabilities(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetHostAtomicCapabilities, "libcudart.so.11.0", &slot), capabilities, operations, count, device);
 }
-__asm__(".symver cs_v0_cudaDeviceGetHostAtomicCapabilities, cudaDeviceGetHostAtomicCapabilities@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetLimit(uint8_t via, void *realp, void * pValue, uint32_t limit)
 {
@@ -766,21 +720,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetLimit(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetLimit(void * pValue, uint32_t limit) { return cs_w_cudaDeviceGetLimit(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetLimit), pValue, limit); }
+static uint32_t cudaDeviceGetLimit(void * pValue, uint32_t limit) { return cs_w_cudaDeviceGetLimit(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetLimit), pValue, limit); }
 static uint32_t cs_d_cudaDeviceGetLimit(void * pValue, uint32_t limit) { return cs_w_cudaDeviceGetLimit(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetLimit), pValue, limit); }
 static uint32_t cs_g_cudaDeviceGetLimit(void * pValue, uint32_t limit) { return cs_w_cudaDeviceGetLimit(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetLimit), pValue, limit); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetLimit(void * pValue, uint32_t limit)
+static uint32_t cs_v12_cudaDeviceGetLimit(void * pValue, uint32_t limit)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetLimit(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetLimit, "libcudart.so.12", &slot), pValue, limit);
 }
-__asm__(".symver cs_v12_cudaDeviceGetLimit, cudaDeviceGetLimit@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetLimit(void * pValue, uint32_t limit)
+static uint32_t cs_v0_cudaDeviceGetLimit(void * pValue, uint32_t limit)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetLimit(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetLimit, "libcudart.so.11.0", &slot), pValue, limit);
 }
-__asm__(".symver cs_v0_cudaDeviceGetLimit, cudaDeviceGetLimit@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetMemPool(uint8_t via, void *realp, void * memPool, int32_t device)
 {
@@ -798,21 +750,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetMemPool(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetMemPool), memPool, device); }
+static uint32_t cudaDeviceGetMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetMemPool), memPool, device); }
 static uint32_t cs_d_cudaDeviceGetMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetMemPool), memPool, device); }
 static uint32_t cs_g_cudaDeviceGetMemPool(void * memPool, int32_t device) { return cs_w_cudaDeviceGetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetMemPool), memPool, device); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetMemPool(void * memPool, int32_t device)
+static uint32_t cs_v12_cudaDeviceGetMemPool(void * memPool, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetMemPool, "libcudart.so.12", &slot), memPool, device);
 }
-__asm__(".symver cs_v12_cudaDeviceGetMemPool, cudaDeviceGetMemPool@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetMemPool(void * memPool, int32_t device)
+static uint32_t cs_v0_cudaDeviceGetMemPool(void * memPool, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetMemPool, "libcudart.so.11.0", &slot), memPool, device);
 }
-__asm__(".symver cs_v0_cudaDeviceGetMemPool, cudaDeviceGetMemPool@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetNvSciSyncAttributes(uint8_t via, void *realp, void * nvSciSyncAttrList, int32_t device, int32_t flags)
 {
@@ -830,21 +780,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetNvSciSyncAttributes(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags) { return cs_w_cudaDeviceGetNvSciSyncAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, device, flags); }
+static uint32_t cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags) { return cs_w_cudaDeviceGetNvSciSyncAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, device, flags); }
 static uint32_t cs_d_cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags) { return cs_w_cudaDeviceGetNvSciSyncAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, device, flags); }
 static uint32_t cs_g_cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags) { return cs_w_cudaDeviceGetNvSciSyncAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetNvSciSyncAttributes), nvSciSyncAttrList, device, flags); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags)
+static uint32_t cs_v12_cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetNvSciSyncAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetNvSciSyncAttributes, "libcudart.so.12", &slot), nvSciSyncAttrList, device, flags);
 }
-__asm__(".symver cs_v12_cudaDeviceGetNvSciSyncAttributes, cudaDeviceGetNvSciSyncAttributes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags)
+static uint32_t cs_v0_cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int32_t device, int32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetNvSciSyncAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetNvSciSyncAttributes, "libcudart.so.11.0", &slot), nvSciSyncAttrList, device, flags);
 }
-__asm__(".symver cs_v0_cudaDeviceGetNvSciSyncAttributes, cudaDeviceGetNvSciSyncAttributes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetP2PAtomicCapabilities(uint8_t via, void *realp, void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice)
 {
@@ -862,21 +810,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetP2PAtomicCapabilitie
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
+static uint32_t cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAtomicCapabilities(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
 static uint32_t cs_d_cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAtomicCapabilities(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
 static uint32_t cs_g_cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAtomicCapabilities(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities), capabilities, operations, count, srcDevice, dstDevice); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice)
+static uint32_t cs_v12_cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetP2PAtomicCapabilities(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities, "libcudart.so.12", &slot), capabilities, operations, count, srcDevice, dstDevice);
 }
-__asm__(".symver cs_v12_cudaDeviceGetP2PAtomicCapabilities, cudaDeviceGetP2PAtomicCapabilities@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice)
+static uint32_t cs_v0_cudaDeviceGetP2PAtomicCapabilities(void * capabilities, void * operations, uint32_t count, int32_t srcDevice, int32_t dstDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetP2PAtomicCapabilities(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities, "libcudart.so.11.0", &slot), capabilities, operations, count, srcDevice, dstDevice);
 }
-__asm__(".symver cs_v0_cudaDeviceGetP2PAtomicCapabilities, cudaDeviceGetP2PAtomicCapabilities@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetP2PAttribute(uint8_t via, void *realp, void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice)
 {
@@ -894,21 +840,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetP2PAttribute(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAttribute), value, attr, srcDevice, dstDevice); }
+static uint32_t cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAttribute), value, attr, srcDevice, dstDevice); }
 static uint32_t cs_d_cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAttribute), value, attr, srcDevice, dstDevice); }
 static uint32_t cs_g_cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice) { return cs_w_cudaDeviceGetP2PAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAttribute), value, attr, srcDevice, dstDevice); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice)
+static uint32_t cs_v12_cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetP2PAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAttribute, "libcudart.so.12", &slot), value, attr, srcDevice, dstDevice);
 }
-__asm__(".symver cs_v12_cudaDeviceGetP2PAttribute, cudaDeviceGetP2PAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice)
+static uint32_t cs_v0_cudaDeviceGetP2PAttribute(void * value, uint32_t attr, int32_t srcDevice, int32_t dstDevice)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetP2PAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetP2PAttribute, "libcudart.so.11.0", &slot), value, attr, srcDevice, dstDevice);
 }
-__asm__(".symver cs_v0_cudaDeviceGetP2PAttribute, cudaDeviceGetP2PAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetPCIBusId(uint8_t via, void *realp, void * pciBusId, int32_t len, int32_t device)
 {
@@ -926,21 +870,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetPCIBusId(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device) { return cs_w_cudaDeviceGetPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetPCIBusId), pciBusId, len, device); }
+static uint32_t cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device) { return cs_w_cudaDeviceGetPCIBusId(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetPCIBusId), pciBusId, len, device); }
 static uint32_t cs_d_cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device) { return cs_w_cudaDeviceGetPCIBusId(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetPCIBusId), pciBusId, len, device); }
 static uint32_t cs_g_cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device) { return cs_w_cudaDeviceGetPCIBusId(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetPCIBusId), pciBusId, len, device); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device)
+static uint32_t cs_v12_cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetPCIBusId(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetPCIBusId, "libcudart.so.12", &slot), pciBusId, len, device);
 }
-__asm__(".symver cs_v12_cudaDeviceGetPCIBusId, cudaDeviceGetPCIBusId@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device)
+static uint32_t cs_v0_cudaDeviceGetPCIBusId(void * pciBusId, int32_t len, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetPCIBusId(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetPCIBusId, "libcudart.so.11.0", &slot), pciBusId, len, device);
 }
-__asm__(".symver cs_v0_cudaDeviceGetPCIBusId, cudaDeviceGetPCIBusId@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetSharedMemConfig(uint8_t via, void *realp, void * pConfig)
 {
@@ -958,21 +900,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetSharedMemConfig(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetSharedMemConfig(void * pConfig) { return cs_w_cudaDeviceGetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetSharedMemConfig), pConfig); }
+static uint32_t cudaDeviceGetSharedMemConfig(void * pConfig) { return cs_w_cudaDeviceGetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetSharedMemConfig), pConfig); }
 static uint32_t cs_d_cudaDeviceGetSharedMemConfig(void * pConfig) { return cs_w_cudaDeviceGetSharedMemConfig(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetSharedMemConfig), pConfig); }
 static uint32_t cs_g_cudaDeviceGetSharedMemConfig(void * pConfig) { return cs_w_cudaDeviceGetSharedMemConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetSharedMemConfig), pConfig); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetSharedMemConfig(void * pConfig)
+static uint32_t cs_v12_cudaDeviceGetSharedMemConfig(void * pConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetSharedMemConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetSharedMemConfig, "libcudart.so.12", &slot), pConfig);
 }
-__asm__(".symver cs_v12_cudaDeviceGetSharedMemConfig, cudaDeviceGetSharedMemConfig@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetSharedMemConfig(void * pConfig)
+static uint32_t cs_v0_cudaDeviceGetSharedMemConfig(void * pConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetSharedMemConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetSharedMemConfig, "libcudart.so.11.0", &slot), pConfig);
 }
-__asm__(".symver cs_v0_cudaDeviceGetSharedMemConfig, cudaDeviceGetSharedMemConfig@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetStreamPriorityRange(uint8_t via, void *realp, void * leastPriority, void * greatestPriority)
 {
@@ -990,21 +930,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetStreamPriorityRange(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cudaDeviceGetStreamPriorityRange(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetStreamPriorityRange), leastPriority, greatestPriority); }
+static uint32_t cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cudaDeviceGetStreamPriorityRange(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetStreamPriorityRange), leastPriority, greatestPriority); }
 static uint32_t cs_d_cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cudaDeviceGetStreamPriorityRange(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetStreamPriorityRange), leastPriority, greatestPriority); }
 static uint32_t cs_g_cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority) { return cs_w_cudaDeviceGetStreamPriorityRange(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetStreamPriorityRange), leastPriority, greatestPriority); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority)
+static uint32_t cs_v12_cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetStreamPriorityRange(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetStreamPriorityRange, "libcudart.so.12", &slot), leastPriority, greatestPriority);
 }
-__asm__(".symver cs_v12_cudaDeviceGetStreamPriorityRange, cudaDeviceGetStreamPriorityRange@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority)
+static uint32_t cs_v0_cudaDeviceGetStreamPriorityRange(void * leastPriority, void * greatestPriority)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetStreamPriorityRange(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetStreamPriorityRange, "libcudart.so.11.0", &slot), leastPriority, greatestPriority);
 }
-__asm__(".symver cs_v0_cudaDeviceGetStreamPriorityRange, cudaDeviceGetStreamPriorityRange@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetTexture1DLinearMaxWidth(uint8_t via, void *realp, void * maxWidthInElements, void * fmtDesc, int32_t device)
 {
@@ -1022,21 +960,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGetTexture1DLinearMaxWi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device) { return cs_w_cudaDeviceGetTexture1DLinearMaxWidth(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, fmtDesc, device); }
+static uint32_t cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device) { return cs_w_cudaDeviceGetTexture1DLinearMaxWidth(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, fmtDesc, device); }
 static uint32_t cs_d_cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device) { return cs_w_cudaDeviceGetTexture1DLinearMaxWidth(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, fmtDesc, device); }
 static uint32_t cs_g_cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device) { return cs_w_cudaDeviceGetTexture1DLinearMaxWidth(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth), maxWidthInElements, fmtDesc, device); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device)
+static uint32_t cs_v12_cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetTexture1DLinearMaxWidth(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth, "libcudart.so.12", &slot), maxWidthInElements, fmtDesc, device);
 }
-__asm__(".symver cs_v12_cudaDeviceGetTexture1DLinearMaxWidth, cudaDeviceGetTexture1DLinearMaxWidth@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device)
+static uint32_t cs_v0_cudaDeviceGetTexture1DLinearMaxWidth(void * maxWidthInElements, void * fmtDesc, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGetTexture1DLinearMaxWidth(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth, "libcudart.so.11.0", &slot), maxWidthInElements, fmtDesc, device);
 }
-__asm__(".symver cs_v0_cudaDeviceGetTexture1DLinearMaxWidth, cudaDeviceGetTexture1DLinearMaxWidth@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGraphMemTrim(uint8_t via, void *realp, int32_t device)
 {
@@ -1054,21 +990,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceGraphMemTrim(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceGraphMemTrim(int32_t device) { return cs_w_cudaDeviceGraphMemTrim(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGraphMemTrim), device); }
+static uint32_t cudaDeviceGraphMemTrim(int32_t device) { return cs_w_cudaDeviceGraphMemTrim(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGraphMemTrim), device); }
 static uint32_t cs_d_cudaDeviceGraphMemTrim(int32_t device) { return cs_w_cudaDeviceGraphMemTrim(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGraphMemTrim), device); }
 static uint32_t cs_g_cudaDeviceGraphMemTrim(int32_t device) { return cs_w_cudaDeviceGraphMemTrim(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceGraphMemTrim), device); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceGraphMemTrim(int32_t device)
+static uint32_t cs_v12_cudaDeviceGraphMemTrim(int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGraphMemTrim(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGraphMemTrim, "libcudart.so.12", &slot), device);
 }
-__asm__(".symver cs_v12_cudaDeviceGraphMemTrim, cudaDeviceGraphMemTrim@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceGraphMemTrim(int32_t device)
+static uint32_t cs_v0_cudaDeviceGraphMemTrim(int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceGraphMemTrim(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceGraphMemTrim, "libcudart.so.11.0", &slot), device);
 }
-__asm__(".symver cs_v0_cudaDeviceGraphMemTrim, cudaDeviceGraphMemTrim@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceRegisterAsyncNotification(uint8_t via, void *realp, int32_t device, void * callbackFunc, void * userData, void * callback)
 {
@@ -1086,21 +1020,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceRegisterAsyncNotificati
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cudaDeviceRegisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
+static uint32_t cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cudaDeviceRegisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
 static uint32_t cs_d_cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cudaDeviceRegisterAsyncNotification(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
 static uint32_t cs_g_cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback) { return cs_w_cudaDeviceRegisterAsyncNotification(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceRegisterAsyncNotification), device, callbackFunc, userData, callback); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback)
+static uint32_t cs_v12_cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceRegisterAsyncNotification(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceRegisterAsyncNotification, "libcudart.so.12", &slot), device, callbackFunc, userData, callback);
 }
-__asm__(".symver cs_v12_cudaDeviceRegisterAsyncNotification, cudaDeviceRegisterAsyncNotification@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback)
+static uint32_t cs_v0_cudaDeviceRegisterAsyncNotification(int32_t device, void * callbackFunc, void * userData, void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceRegisterAsyncNotification(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceRegisterAsyncNotification, "libcudart.so.11.0", &slot), device, callbackFunc, userData, callback);
 }
-__asm__(".symver cs_v0_cudaDeviceRegisterAsyncNotification, cudaDeviceRegisterAsyncNotification@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceReset(uint8_t via, void *realp)
 {
@@ -1118,21 +1050,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceReset(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceReset(void) { return cs_w_cudaDeviceReset(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceReset)); }
+static uint32_t cudaDeviceReset(void) { return cs_w_cudaDeviceReset(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceReset)); }
 static uint32_t cs_d_cudaDeviceReset(void) { return cs_w_cudaDeviceReset(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceReset)); }
 static uint32_t cs_g_cudaDeviceReset(void) { return cs_w_cudaDeviceReset(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceReset)); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceReset(void)
+static uint32_t cs_v12_cudaDeviceReset(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceReset(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceReset, "libcudart.so.12", &slot));
 }
-__asm__(".symver cs_v12_cudaDeviceReset, cudaDeviceReset@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceReset(void)
+static uint32_t cs_v0_cudaDeviceReset(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceReset(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceReset, "libcudart.so.11.0", &slot));
 }
-__asm__(".symver cs_v0_cudaDeviceReset, cudaDeviceReset@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetCacheConfig(uint8_t via, void *realp, uint32_t cacheConfig)
 {
@@ -1150,21 +1080,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetCacheConfig(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceSetCacheConfig(uint32_t cacheConfig) { return cs_w_cudaDeviceSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetCacheConfig), cacheConfig); }
+static uint32_t cudaDeviceSetCacheConfig(uint32_t cacheConfig) { return cs_w_cudaDeviceSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetCacheConfig), cacheConfig); }
 static uint32_t cs_d_cudaDeviceSetCacheConfig(uint32_t cacheConfig) { return cs_w_cudaDeviceSetCacheConfig(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetCacheConfig), cacheConfig); }
 static uint32_t cs_g_cudaDeviceSetCacheConfig(uint32_t cacheConfig) { return cs_w_cudaDeviceSetCacheConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetCacheConfig), cacheConfig); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceSetCacheConfig(uint32_t cacheConfig)
+static uint32_t cs_v12_cudaDeviceSetCacheConfig(uint32_t cacheConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetCacheConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetCacheConfig, "libcudart.so.12", &slot), cacheConfig);
 }
-__asm__(".symver cs_v12_cudaDeviceSetCacheConfig, cudaDeviceSetCacheConfig@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceSetCacheConfig(uint32_t cacheConfig)
+static uint32_t cs_v0_cudaDeviceSetCacheConfig(uint32_t cacheConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetCacheConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetCacheConfig, "libcudart.so.11.0", &slot), cacheConfig);
 }
-__asm__(".symver cs_v0_cudaDeviceSetCacheConfig, cudaDeviceSetCacheConfig@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetGraphMemAttribute(uint8_t via, void *realp, int32_t device, uint32_t attr, void * value)
 {
@@ -1182,21 +1110,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetGraphMemAttribute(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceSetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetGraphMemAttribute), device, attr, value); }
+static uint32_t cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceSetGraphMemAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_d_cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceSetGraphMemAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetGraphMemAttribute), device, attr, value); }
 static uint32_t cs_g_cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value) { return cs_w_cudaDeviceSetGraphMemAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetGraphMemAttribute), device, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
+static uint32_t cs_v12_cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetGraphMemAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetGraphMemAttribute, "libcudart.so.12", &slot), device, attr, value);
 }
-__asm__(".symver cs_v12_cudaDeviceSetGraphMemAttribute, cudaDeviceSetGraphMemAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
+static uint32_t cs_v0_cudaDeviceSetGraphMemAttribute(int32_t device, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetGraphMemAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetGraphMemAttribute, "libcudart.so.11.0", &slot), device, attr, value);
 }
-__asm__(".symver cs_v0_cudaDeviceSetGraphMemAttribute, cudaDeviceSetGraphMemAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetLimit(uint8_t via, void *realp, uint32_t limit, uint64_t value)
 {
@@ -1214,21 +1140,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetLimit(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceSetLimit(uint32_t limit, uint64_t value) { return cs_w_cudaDeviceSetLimit(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetLimit), limit, value); }
+static uint32_t cudaDeviceSetLimit(uint32_t limit, uint64_t value) { return cs_w_cudaDeviceSetLimit(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetLimit), limit, value); }
 static uint32_t cs_d_cudaDeviceSetLimit(uint32_t limit, uint64_t value) { return cs_w_cudaDeviceSetLimit(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetLimit), limit, value); }
 static uint32_t cs_g_cudaDeviceSetLimit(uint32_t limit, uint64_t value) { return cs_w_cudaDeviceSetLimit(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetLimit), limit, value); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceSetLimit(uint32_t limit, uint64_t value)
+static uint32_t cs_v12_cudaDeviceSetLimit(uint32_t limit, uint64_t value)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetLimit(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetLimit, "libcudart.so.12", &slot), limit, value);
 }
-__asm__(".symver cs_v12_cudaDeviceSetLimit, cudaDeviceSetLimit@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceSetLimit(uint32_t limit, uint64_t value)
+static uint32_t cs_v0_cudaDeviceSetLimit(uint32_t limit, uint64_t value)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetLimit(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetLimit, "libcudart.so.11.0", &slot), limit, value);
 }
-__asm__(".symver cs_v0_cudaDeviceSetLimit, cudaDeviceSetLimit@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetMemPool(uint8_t via, void *realp, int32_t device, void * memPool)
 {
@@ -1246,21 +1170,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetMemPool(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceSetMemPool(int32_t device, void * memPool) { return cs_w_cudaDeviceSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetMemPool), device, memPool); }
+static uint32_t cudaDeviceSetMemPool(int32_t device, void * memPool) { return cs_w_cudaDeviceSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetMemPool), device, memPool); }
 static uint32_t cs_d_cudaDeviceSetMemPool(int32_t device, void * memPool) { return cs_w_cudaDeviceSetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetMemPool), device, memPool); }
 static uint32_t cs_g_cudaDeviceSetMemPool(int32_t device, void * memPool) { return cs_w_cudaDeviceSetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetMemPool), device, memPool); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceSetMemPool(int32_t device, void * memPool)
+static uint32_t cs_v12_cudaDeviceSetMemPool(int32_t device, void * memPool)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetMemPool, "libcudart.so.12", &slot), device, memPool);
 }
-__asm__(".symver cs_v12_cudaDeviceSetMemPool, cudaDeviceSetMemPool@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceSetMemPool(int32_t device, void * memPool)
+static uint32_t cs_v0_cudaDeviceSetMemPool(int32_t device, void * memPool)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetMemPool, "libcudart.so.11.0", &slot), device, memPool);
 }
-__asm__(".symver cs_v0_cudaDeviceSetMemPool, cudaDeviceSetMemPool@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetSharedMemConfig(uint8_t via, void *realp, uint32_t config)
 {
@@ -1278,21 +1200,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSetSharedMemConfig(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceSetSharedMemConfig(uint32_t config) { return cs_w_cudaDeviceSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetSharedMemConfig), config); }
+static uint32_t cudaDeviceSetSharedMemConfig(uint32_t config) { return cs_w_cudaDeviceSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetSharedMemConfig), config); }
 static uint32_t cs_d_cudaDeviceSetSharedMemConfig(uint32_t config) { return cs_w_cudaDeviceSetSharedMemConfig(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetSharedMemConfig), config); }
 static uint32_t cs_g_cudaDeviceSetSharedMemConfig(uint32_t config) { return cs_w_cudaDeviceSetSharedMemConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSetSharedMemConfig), config); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceSetSharedMemConfig(uint32_t config)
+static uint32_t cs_v12_cudaDeviceSetSharedMemConfig(uint32_t config)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetSharedMemConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetSharedMemConfig, "libcudart.so.12", &slot), config);
 }
-__asm__(".symver cs_v12_cudaDeviceSetSharedMemConfig, cudaDeviceSetSharedMemConfig@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceSetSharedMemConfig(uint32_t config)
+static uint32_t cs_v0_cudaDeviceSetSharedMemConfig(uint32_t config)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSetSharedMemConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSetSharedMemConfig, "libcudart.so.11.0", &slot), config);
 }
-__asm__(".symver cs_v0_cudaDeviceSetSharedMemConfig, cudaDeviceSetSharedMemConfig@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSynchronize(uint8_t via, void *realp)
 {
@@ -1310,21 +1230,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceSynchronize(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceSynchronize(void) { return cs_w_cudaDeviceSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSynchronize)); }
+static uint32_t cudaDeviceSynchronize(void) { return cs_w_cudaDeviceSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSynchronize)); }
 static uint32_t cs_d_cudaDeviceSynchronize(void) { return cs_w_cudaDeviceSynchronize(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSynchronize)); }
 static uint32_t cs_g_cudaDeviceSynchronize(void) { return cs_w_cudaDeviceSynchronize(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceSynchronize)); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceSynchronize(void)
+static uint32_t cs_v12_cudaDeviceSynchronize(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSynchronize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSynchronize, "libcudart.so.12", &slot));
 }
-__asm__(".symver cs_v12_cudaDeviceSynchronize, cudaDeviceSynchronize@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceSynchronize(void)
+static uint32_t cs_v0_cudaDeviceSynchronize(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceSynchronize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceSynchronize, "libcudart.so.11.0", &slot));
 }
-__asm__(".symver cs_v0_cudaDeviceSynchronize, cudaDeviceSynchronize@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDeviceUnregisterAsyncNotification(uint8_t via, void *realp, int32_t device, void * callback)
 {
@@ -1342,21 +1260,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDeviceUnregisterAsyncNotifica
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cudaDeviceUnregisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceUnregisterAsyncNotification), device, callback); }
+static uint32_t cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cudaDeviceUnregisterAsyncNotification(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceUnregisterAsyncNotification), device, callback); }
 static uint32_t cs_d_cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cudaDeviceUnregisterAsyncNotification(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceUnregisterAsyncNotification), device, callback); }
 static uint32_t cs_g_cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback) { return cs_w_cudaDeviceUnregisterAsyncNotification(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDeviceUnregisterAsyncNotification), device, callback); }
-CS_EXPORT uint32_t cs_v12_cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback)
+static uint32_t cs_v12_cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceUnregisterAsyncNotification(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceUnregisterAsyncNotification, "libcudart.so.12", &slot), device, callback);
 }
-__asm__(".symver cs_v12_cudaDeviceUnregisterAsyncNotification, cudaDeviceUnregisterAsyncNotification@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback)
+static uint32_t cs_v0_cudaDeviceUnregisterAsyncNotification(int32_t device, void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cudaDeviceUnregisterAsyncNotification(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDeviceUnregisterAsyncNotification, "libcudart.so.11.0", &slot), device, callback);
 }
-__asm__(".symver cs_v0_cudaDeviceUnregisterAsyncNotification, cudaDeviceUnregisterAsyncNotification@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaDriverGetVersion(uint8_t via, void *realp, void * driverVersion)
 {
@@ -1374,21 +1290,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaDriverGetVersion(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaDriverGetVersion(void * driverVersion) { return cs_w_cudaDriverGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDriverGetVersion), driverVersion); }
+static uint32_t cudaDriverGetVersion(void * driverVersion) { return cs_w_cudaDriverGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaDriverGetVersion), driverVersion); }
 static uint32_t cs_d_cudaDriverGetVersion(void * driverVersion) { return cs_w_cudaDriverGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaDriverGetVersion), driverVersion); }
 static uint32_t cs_g_cudaDriverGetVersion(void * driverVersion) { return cs_w_cudaDriverGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaDriverGetVersion), driverVersion); }
-CS_EXPORT uint32_t cs_v12_cudaDriverGetVersion(void * driverVersion)
+static uint32_t cs_v12_cudaDriverGetVersion(void * driverVersion)
 {
     static void *_Atomic slot;
     return cs_w_cudaDriverGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDriverGetVersion, "libcudart.so.12", &slot), driverVersion);
 }
-__asm__(".symver cs_v12_cudaDriverGetVersion, cudaDriverGetVersion@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaDriverGetVersion(void * driverVersion)
+static uint32_t cs_v0_cudaDriverGetVersion(void * driverVersion)
 {
     static void *_Atomic slot;
     return cs_w_cudaDriverGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaDriverGetVersion, "libcudart.so.11.0", &slot), driverVersion);
 }
-__asm__(".symver cs_v0_cudaDriverGetVersion, cudaDriverGetVersion@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventCreate(uint8_t via, void *realp, void * event)
 {
@@ -1406,21 +1320,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventCreate(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventCreate(void * event) { return cs_w_cudaEventCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreate), event); }
+static uint32_t cudaEventCreate(void * event) { return cs_w_cudaEventCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreate), event); }
 static uint32_t cs_d_cudaEventCreate(void * event) { return cs_w_cudaEventCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreate), event); }
 static uint32_t cs_g_cudaEventCreate(void * event) { return cs_w_cudaEventCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreate), event); }
-CS_EXPORT uint32_t cs_v12_cudaEventCreate(void * event)
+static uint32_t cs_v12_cudaEventCreate(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventCreate, "libcudart.so.12", &slot), event);
 }
-__asm__(".symver cs_v12_cudaEventCreate, cudaEventCreate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventCreate(void * event)
+static uint32_t cs_v0_cudaEventCreate(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventCreate, "libcudart.so.11.0", &slot), event);
 }
-__asm__(".symver cs_v0_cudaEventCreate, cudaEventCreate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventCreateWithFlags(uint8_t via, void *realp, void * event, uint32_t flags)
 {
@@ -1438,21 +1350,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventCreateWithFlags(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventCreateWithFlags(void * event, uint32_t flags) { return cs_w_cudaEventCreateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreateWithFlags), event, flags); }
+static uint32_t cudaEventCreateWithFlags(void * event, uint32_t flags) { return cs_w_cudaEventCreateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreateWithFlags), event, flags); }
 static uint32_t cs_d_cudaEventCreateWithFlags(void * event, uint32_t flags) { return cs_w_cudaEventCreateWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreateWithFlags), event, flags); }
 static uint32_t cs_g_cudaEventCreateWithFlags(void * event, uint32_t flags) { return cs_w_cudaEventCreateWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventCreateWithFlags), event, flags); }
-CS_EXPORT uint32_t cs_v12_cudaEventCreateWithFlags(void * event, uint32_t flags)
+static uint32_t cs_v12_cudaEventCreateWithFlags(void * event, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventCreateWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventCreateWithFlags, "libcudart.so.12", &slot), event, flags);
 }
-__asm__(".symver cs_v12_cudaEventCreateWithFlags, cudaEventCreateWithFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventCreateWithFlags(void * event, uint32_t flags)
+static uint32_t cs_v0_cudaEventCreateWithFlags(void * event, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventCreateWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventCreateWithFlags, "libcudart.so.11.0", &slot), event, flags);
 }
-__asm__(".symver cs_v0_cudaEventCreateWithFlags, cudaEventCreateWithFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventDestroy(uint8_t via, void *realp, void * event)
 {
@@ -1470,21 +1380,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventDestroy(void * event) { return cs_w_cudaEventDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventDestroy), event); }
+static uint32_t cudaEventDestroy(void * event) { return cs_w_cudaEventDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventDestroy), event); }
 static uint32_t cs_d_cudaEventDestroy(void * event) { return cs_w_cudaEventDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventDestroy), event); }
 static uint32_t cs_g_cudaEventDestroy(void * event) { return cs_w_cudaEventDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventDestroy), event); }
-CS_EXPORT uint32_t cs_v12_cudaEventDestroy(void * event)
+static uint32_t cs_v12_cudaEventDestroy(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventDestroy, "libcudart.so.12", &slot), event);
 }
-__asm__(".symver cs_v12_cudaEventDestroy, cudaEventDestroy@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventDestroy(void * event)
+static uint32_t cs_v0_cudaEventDestroy(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventDestroy, "libcudart.so.11.0", &slot), event);
 }
-__asm__(".symver cs_v0_cudaEventDestroy, cudaEventDestroy@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventElapsedTime(uint8_t via, void *realp, void * ms, void * start, void * end)
 {
@@ -1502,21 +1410,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventElapsedTime(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventElapsedTime(void * ms, void * start, void * end) { return cs_w_cudaEventElapsedTime(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventElapsedTime), ms, start, end); }
+static uint32_t cudaEventElapsedTime(void * ms, void * start, void * end) { return cs_w_cudaEventElapsedTime(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventElapsedTime), ms, start, end); }
 static uint32_t cs_d_cudaEventElapsedTime(void * ms, void * start, void * end) { return cs_w_cudaEventElapsedTime(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventElapsedTime), ms, start, end); }
 static uint32_t cs_g_cudaEventElapsedTime(void * ms, void * start, void * end) { return cs_w_cudaEventElapsedTime(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventElapsedTime), ms, start, end); }
-CS_EXPORT uint32_t cs_v12_cudaEventElapsedTime(void * ms, void * start, void * end)
+static uint32_t cs_v12_cudaEventElapsedTime(void * ms, void * start, void * end)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventElapsedTime(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventElapsedTime, "libcudart.so.12", &slot), ms, start, end);
 }
-__asm__(".symver cs_v12_cudaEventElapsedTime, cudaEventElapsedTime@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventElapsedTime(void * ms, void * start, void * end)
+static uint32_t cs_v0_cudaEventElapsedTime(void * ms, void * start, void * end)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventElapsedTime(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventElapsedTime, "libcudart.so.11.0", &slot), ms, start, end);
 }
-__asm__(".symver cs_v0_cudaEventElapsedTime, cudaEventElapsedTime@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventQuery(uint8_t via, void *realp, void * event)
 {
@@ -1534,21 +1440,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventQuery(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventQuery(void * event) { return cs_w_cudaEventQuery(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventQuery), event); }
+static uint32_t cudaEventQuery(void * event) { return cs_w_cudaEventQuery(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventQuery), event); }
 static uint32_t cs_d_cudaEventQuery(void * event) { return cs_w_cudaEventQuery(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventQuery), event); }
 static uint32_t cs_g_cudaEventQuery(void * event) { return cs_w_cudaEventQuery(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventQuery), event); }
-CS_EXPORT uint32_t cs_v12_cudaEventQuery(void * event)
+static uint32_t cs_v12_cudaEventQuery(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventQuery(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventQuery, "libcudart.so.12", &slot), event);
 }
-__asm__(".symver cs_v12_cudaEventQuery, cudaEventQuery@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventQuery(void * event)
+static uint32_t cs_v0_cudaEventQuery(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventQuery(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventQuery, "libcudart.so.11.0", &slot), event);
 }
-__asm__(".symver cs_v0_cudaEventQuery, cudaEventQuery@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventRecord(uint8_t via, void *realp, void * event, void * stream)
 {
@@ -1566,21 +1470,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventRecord(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventRecord(void * event, void * stream) { return cs_w_cudaEventRecord(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord), event, stream); }
+static uint32_t cudaEventRecord(void * event, void * stream) { return cs_w_cudaEventRecord(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord), event, stream); }
 static uint32_t cs_d_cudaEventRecord(void * event, void * stream) { return cs_w_cudaEventRecord(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord), event, stream); }
 static uint32_t cs_g_cudaEventRecord(void * event, void * stream) { return cs_w_cudaEventRecord(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord), event, stream); }
-CS_EXPORT uint32_t cs_v12_cudaEventRecord(void * event, void * stream)
+static uint32_t cs_v12_cudaEventRecord(void * event, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecord(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecord, "libcudart.so.12", &slot), event, stream);
 }
-__asm__(".symver cs_v12_cudaEventRecord, cudaEventRecord@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventRecord(void * event, void * stream)
+static uint32_t cs_v0_cudaEventRecord(void * event, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecord(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecord, "libcudart.so.11.0", &slot), event, stream);
 }
-__asm__(".symver cs_v0_cudaEventRecord, cudaEventRecord@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventRecordWithFlags(uint8_t via, void *realp, void * event, void * stream, uint32_t flags)
 {
@@ -1598,21 +1500,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventRecordWithFlags(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags), event, stream, flags); }
+static uint32_t cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags), event, stream, flags); }
 static uint32_t cs_d_cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags), event, stream, flags); }
 static uint32_t cs_g_cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags), event, stream, flags); }
-CS_EXPORT uint32_t cs_v12_cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags)
+static uint32_t cs_v12_cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecordWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags, "libcudart.so.12", &slot), event, stream, flags);
 }
-__asm__(".symver cs_v12_cudaEventRecordWithFlags, cudaEventRecordWithFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags)
+static uint32_t cs_v0_cudaEventRecordWithFlags(void * event, void * stream, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecordWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags, "libcudart.so.11.0", &slot), event, stream, flags);
 }
-__asm__(".symver cs_v0_cudaEventRecordWithFlags, cudaEventRecordWithFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventRecordWithFlags_ptsz(uint8_t via, void *realp, void * event, void * stream, uint32_t flags)
 {
@@ -1630,21 +1530,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventRecordWithFlags_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags_ptsz), event, stream, flags); }
+static uint32_t cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags_ptsz), event, stream, flags); }
 static uint32_t cs_d_cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags_ptsz), event, stream, flags); }
 static uint32_t cs_g_cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags) { return cs_w_cudaEventRecordWithFlags_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags_ptsz), event, stream, flags); }
-CS_EXPORT uint32_t cs_v12_cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags)
+static uint32_t cs_v12_cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecordWithFlags_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags_ptsz, "libcudart.so.12", &slot), event, stream, flags);
 }
-__asm__(".symver cs_v12_cudaEventRecordWithFlags_ptsz, cudaEventRecordWithFlags_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags)
+static uint32_t cs_v0_cudaEventRecordWithFlags_ptsz(void * event, void * stream, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecordWithFlags_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecordWithFlags_ptsz, "libcudart.so.11.0", &slot), event, stream, flags);
 }
-__asm__(".symver cs_v0_cudaEventRecordWithFlags_ptsz, cudaEventRecordWithFlags_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventRecord_ptsz(uint8_t via, void *realp, void * event, void * stream)
 {
@@ -1662,21 +1560,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventRecord_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventRecord_ptsz(void * event, void * stream) { return cs_w_cudaEventRecord_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord_ptsz), event, stream); }
+static uint32_t cudaEventRecord_ptsz(void * event, void * stream) { return cs_w_cudaEventRecord_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord_ptsz), event, stream); }
 static uint32_t cs_d_cudaEventRecord_ptsz(void * event, void * stream) { return cs_w_cudaEventRecord_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord_ptsz), event, stream); }
 static uint32_t cs_g_cudaEventRecord_ptsz(void * event, void * stream) { return cs_w_cudaEventRecord_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventRecord_ptsz), event, stream); }
-CS_EXPORT uint32_t cs_v12_cudaEventRecord_ptsz(void * event, void * stream)
+static uint32_t cs_v12_cudaEventRecord_ptsz(void * event, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecord_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecord_ptsz, "libcudart.so.12", &slot), event, stream);
 }
-__asm__(".symver cs_v12_cudaEventRecord_ptsz, cudaEventRecord_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventRecord_ptsz(void * event, void * stream)
+static uint32_t cs_v0_cudaEventRecord_ptsz(void * event, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventRecord_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventRecord_ptsz, "libcudart.so.11.0", &slot), event, stream);
 }
-__asm__(".symver cs_v0_cudaEventRecord_ptsz, cudaEventRecord_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaEventSynchronize(uint8_t via, void *realp, void * event)
 {
@@ -1694,21 +1590,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaEventSynchronize(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaEventSynchronize(void * event) { return cs_w_cudaEventSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventSynchronize), event); }
+static uint32_t cudaEventSynchronize(void * event) { return cs_w_cudaEventSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaEventSynchronize), event); }
 static uint32_t cs_d_cudaEventSynchronize(void * event) { return cs_w_cudaEventSynchronize(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaEventSynchronize), event); }
 static uint32_t cs_g_cudaEventSynchronize(void * event) { return cs_w_cudaEventSynchronize(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaEventSynchronize), event); }
-CS_EXPORT uint32_t cs_v12_cudaEventSynchronize(void * event)
+static uint32_t cs_v12_cudaEventSynchronize(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventSynchronize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventSynchronize, "libcudart.so.12", &slot), event);
 }
-__asm__(".symver cs_v12_cudaEventSynchronize, cudaEventSynchronize@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaEventSynchronize(void * event)
+static uint32_t cs_v0_cudaEventSynchronize(void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaEventSynchronize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaEventSynchronize, "libcudart.so.11.0", &slot), event);
 }
-__asm__(".symver cs_v0_cudaEventSynchronize, cudaEventSynchronize@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaExternalMemoryGetMappedBuffer(uint8_t via, void *realp, void * devPtr, void * extMem, void * bufferDesc)
 {
@@ -1726,21 +1620,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaExternalMemoryGetMappedBuffer
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cudaExternalMemoryGetMappedBuffer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
+static uint32_t cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cudaExternalMemoryGetMappedBuffer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
 static uint32_t cs_d_cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cudaExternalMemoryGetMappedBuffer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
 static uint32_t cs_g_cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc) { return cs_w_cudaExternalMemoryGetMappedBuffer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedBuffer), devPtr, extMem, bufferDesc); }
-CS_EXPORT uint32_t cs_v12_cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc)
+static uint32_t cs_v12_cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaExternalMemoryGetMappedBuffer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedBuffer, "libcudart.so.12", &slot), devPtr, extMem, bufferDesc);
 }
-__asm__(".symver cs_v12_cudaExternalMemoryGetMappedBuffer, cudaExternalMemoryGetMappedBuffer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc)
+static uint32_t cs_v0_cudaExternalMemoryGetMappedBuffer(void * devPtr, void * extMem, void * bufferDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaExternalMemoryGetMappedBuffer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedBuffer, "libcudart.so.11.0", &slot), devPtr, extMem, bufferDesc);
 }
-__asm__(".symver cs_v0_cudaExternalMemoryGetMappedBuffer, cudaExternalMemoryGetMappedBuffer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaExternalMemoryGetMappedMipmappedArray(uint8_t via, void *realp, void * mipmap, void * extMem, void * mipmapDesc)
 {
@@ -1758,21 +1650,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaExternalMemoryGetMappedMipmap
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cudaExternalMemoryGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
+static uint32_t cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cudaExternalMemoryGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
 static uint32_t cs_d_cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cudaExternalMemoryGetMappedMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
 static uint32_t cs_g_cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc) { return cs_w_cudaExternalMemoryGetMappedMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray), mipmap, extMem, mipmapDesc); }
-CS_EXPORT uint32_t cs_v12_cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc)
+static uint32_t cs_v12_cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaExternalMemoryGetMappedMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray, "libcudart.so.12", &slot), mipmap, extMem, mipmapDesc);
 }
-__asm__(".symver cs_v12_cudaExternalMemoryGetMappedMipmappedArray, cudaExternalMemoryGetMappedMipmappedArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc)
+static uint32_t cs_v0_cudaExternalMemoryGetMappedMipmappedArray(void * mipmap, void * extMem, void * mipmapDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaExternalMemoryGetMappedMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray, "libcudart.so.11.0", &slot), mipmap, extMem, mipmapDesc);
 }
-__asm__(".symver cs_v0_cudaExternalMemoryGetMappedMipmappedArray, cudaExternalMemoryGetMappedMipmappedArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFree(uint8_t via, void *realp, void * devPtr)
 {
@@ -1790,21 +1680,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFree(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFree(void * devPtr) { return cs_w_cudaFree(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFree), devPtr); }
+static uint32_t cudaFree(void * devPtr) { return cs_w_cudaFree(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFree), devPtr); }
 static uint32_t cs_d_cudaFree(void * devPtr) { return cs_w_cudaFree(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFree), devPtr); }
 static uint32_t cs_g_cudaFree(void * devPtr) { return cs_w_cudaFree(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFree), devPtr); }
-CS_EXPORT uint32_t cs_v12_cudaFree(void * devPtr)
+static uint32_t cs_v12_cudaFree(void * devPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaFree(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFree, "libcudart.so.12", &slot), devPtr);
 }
-__asm__(".symver cs_v12_cudaFree, cudaFree@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFree(void * devPtr)
+static uint32_t cs_v0_cudaFree(void * devPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaFree(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFree, "libcudart.so.11.0", &slot), devPtr);
 }
-__asm__(".symver cs_v0_cudaFree, cudaFree@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFreeArray(uint8_t via, void *realp, void * array)
 {
@@ -1822,21 +1710,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFreeArray(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFreeArray(void * array) { return cs_w_cudaFreeArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeArray), array); }
+static uint32_t cudaFreeArray(void * array) { return cs_w_cudaFreeArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeArray), array); }
 static uint32_t cs_d_cudaFreeArray(void * array) { return cs_w_cudaFreeArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeArray), array); }
 static uint32_t cs_g_cudaFreeArray(void * array) { return cs_w_cudaFreeArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeArray), array); }
-CS_EXPORT uint32_t cs_v12_cudaFreeArray(void * array)
+static uint32_t cs_v12_cudaFreeArray(void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeArray, "libcudart.so.12", &slot), array);
 }
-__asm__(".symver cs_v12_cudaFreeArray, cudaFreeArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFreeArray(void * array)
+static uint32_t cs_v0_cudaFreeArray(void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeArray, "libcudart.so.11.0", &slot), array);
 }
-__asm__(".symver cs_v0_cudaFreeArray, cudaFreeArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFreeAsync(uint8_t via, void *realp, void * devPtr, void * hStream)
 {
@@ -1854,21 +1740,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFreeAsync(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFreeAsync(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync), devPtr, hStream); }
+static uint32_t cudaFreeAsync(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync), devPtr, hStream); }
 static uint32_t cs_d_cudaFreeAsync(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync), devPtr, hStream); }
 static uint32_t cs_g_cudaFreeAsync(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync), devPtr, hStream); }
-CS_EXPORT uint32_t cs_v12_cudaFreeAsync(void * devPtr, void * hStream)
+static uint32_t cs_v12_cudaFreeAsync(void * devPtr, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeAsync, "libcudart.so.12", &slot), devPtr, hStream);
 }
-__asm__(".symver cs_v12_cudaFreeAsync, cudaFreeAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFreeAsync(void * devPtr, void * hStream)
+static uint32_t cs_v0_cudaFreeAsync(void * devPtr, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeAsync, "libcudart.so.11.0", &slot), devPtr, hStream);
 }
-__asm__(".symver cs_v0_cudaFreeAsync, cudaFreeAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFreeAsync_ptsz(uint8_t via, void *realp, void * devPtr, void * hStream)
 {
@@ -1886,21 +1770,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFreeAsync_ptsz(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFreeAsync_ptsz(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync_ptsz), devPtr, hStream); }
+static uint32_t cudaFreeAsync_ptsz(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync_ptsz), devPtr, hStream); }
 static uint32_t cs_d_cudaFreeAsync_ptsz(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync_ptsz), devPtr, hStream); }
 static uint32_t cs_g_cudaFreeAsync_ptsz(void * devPtr, void * hStream) { return cs_w_cudaFreeAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeAsync_ptsz), devPtr, hStream); }
-CS_EXPORT uint32_t cs_v12_cudaFreeAsync_ptsz(void * devPtr, void * hStream)
+static uint32_t cs_v12_cudaFreeAsync_ptsz(void * devPtr, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeAsync_ptsz, "libcudart.so.12", &slot), devPtr, hStream);
 }
-__asm__(".symver cs_v12_cudaFreeAsync_ptsz, cudaFreeAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFreeAsync_ptsz(void * devPtr, void * hStream)
+static uint32_t cs_v0_cudaFreeAsync_ptsz(void * devPtr, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeAsync_ptsz, "libcudart.so.11.0", &slot), devPtr, hStream);
 }
-__asm__(".symver cs_v0_cudaFreeAsync_ptsz, cudaFreeAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFreeHost(uint8_t via, void *realp, void * ptr)
 {
@@ -1918,21 +1800,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFreeHost(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFreeHost(void * ptr) { return cs_w_cudaFreeHost(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeHost), ptr); }
+static uint32_t cudaFreeHost(void * ptr) { return cs_w_cudaFreeHost(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeHost), ptr); }
 static uint32_t cs_d_cudaFreeHost(void * ptr) { return cs_w_cudaFreeHost(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeHost), ptr); }
 static uint32_t cs_g_cudaFreeHost(void * ptr) { return cs_w_cudaFreeHost(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeHost), ptr); }
-CS_EXPORT uint32_t cs_v12_cudaFreeHost(void * ptr)
+static uint32_t cs_v12_cudaFreeHost(void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeHost(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeHost, "libcudart.so.12", &slot), ptr);
 }
-__asm__(".symver cs_v12_cudaFreeHost, cudaFreeHost@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFreeHost(void * ptr)
+static uint32_t cs_v0_cudaFreeHost(void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeHost(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeHost, "libcudart.so.11.0", &slot), ptr);
 }
-__asm__(".symver cs_v0_cudaFreeHost, cudaFreeHost@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFreeMipmappedArray(uint8_t via, void *realp, void * mipmappedArray)
 {
@@ -1950,21 +1830,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFreeMipmappedArray(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFreeMipmappedArray(void * mipmappedArray) { return cs_w_cudaFreeMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeMipmappedArray), mipmappedArray); }
+static uint32_t cudaFreeMipmappedArray(void * mipmappedArray) { return cs_w_cudaFreeMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeMipmappedArray), mipmappedArray); }
 static uint32_t cs_d_cudaFreeMipmappedArray(void * mipmappedArray) { return cs_w_cudaFreeMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeMipmappedArray), mipmappedArray); }
 static uint32_t cs_g_cudaFreeMipmappedArray(void * mipmappedArray) { return cs_w_cudaFreeMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFreeMipmappedArray), mipmappedArray); }
-CS_EXPORT uint32_t cs_v12_cudaFreeMipmappedArray(void * mipmappedArray)
+static uint32_t cs_v12_cudaFreeMipmappedArray(void * mipmappedArray)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeMipmappedArray, "libcudart.so.12", &slot), mipmappedArray);
 }
-__asm__(".symver cs_v12_cudaFreeMipmappedArray, cudaFreeMipmappedArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFreeMipmappedArray(void * mipmappedArray)
+static uint32_t cs_v0_cudaFreeMipmappedArray(void * mipmappedArray)
 {
     static void *_Atomic slot;
     return cs_w_cudaFreeMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFreeMipmappedArray, "libcudart.so.11.0", &slot), mipmappedArray);
 }
-__asm__(".symver cs_v0_cudaFreeMipmappedArray, cudaFreeMipmappedArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFuncGetAttributes(uint8_t via, void *realp, void * attr, void * func)
 {
@@ -1982,21 +1860,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFuncGetAttributes(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFuncGetAttributes(void * attr, void * func) { return cs_w_cudaFuncGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetAttributes), attr, func); }
+static uint32_t cudaFuncGetAttributes(void * attr, void * func) { return cs_w_cudaFuncGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetAttributes), attr, func); }
 static uint32_t cs_d_cudaFuncGetAttributes(void * attr, void * func) { return cs_w_cudaFuncGetAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetAttributes), attr, func); }
 static uint32_t cs_g_cudaFuncGetAttributes(void * attr, void * func) { return cs_w_cudaFuncGetAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetAttributes), attr, func); }
-CS_EXPORT uint32_t cs_v12_cudaFuncGetAttributes(void * attr, void * func)
+static uint32_t cs_v12_cudaFuncGetAttributes(void * attr, void * func)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncGetAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncGetAttributes, "libcudart.so.12", &slot), attr, func);
 }
-__asm__(".symver cs_v12_cudaFuncGetAttributes, cudaFuncGetAttributes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFuncGetAttributes(void * attr, void * func)
+static uint32_t cs_v0_cudaFuncGetAttributes(void * attr, void * func)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncGetAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncGetAttributes, "libcudart.so.11.0", &slot), attr, func);
 }
-__asm__(".symver cs_v0_cudaFuncGetAttributes, cudaFuncGetAttributes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFuncGetName(uint8_t via, void *realp, void * name, void * func)
 {
@@ -2014,21 +1890,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFuncGetName(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFuncGetName(void * name, void * func) { return cs_w_cudaFuncGetName(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetName), name, func); }
+static uint32_t cudaFuncGetName(void * name, void * func) { return cs_w_cudaFuncGetName(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetName), name, func); }
 static uint32_t cs_d_cudaFuncGetName(void * name, void * func) { return cs_w_cudaFuncGetName(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetName), name, func); }
 static uint32_t cs_g_cudaFuncGetName(void * name, void * func) { return cs_w_cudaFuncGetName(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetName), name, func); }
-CS_EXPORT uint32_t cs_v12_cudaFuncGetName(void * name, void * func)
+static uint32_t cs_v12_cudaFuncGetName(void * name, void * func)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncGetName(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncGetName, "libcudart.so.12", &slot), name, func);
 }
-__asm__(".symver cs_v12_cudaFuncGetName, cudaFuncGetName@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFuncGetName(void * name, void * func)
+static uint32_t cs_v0_cudaFuncGetName(void * name, void * func)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncGetName(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncGetName, "libcudart.so.11.0", &slot), name, func);
 }
-__asm__(".symver cs_v0_cudaFuncGetName, cudaFuncGetName@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFuncGetParamInfo(uint8_t via, void *realp, void * func, uint64_t paramIndex, void * paramOffset, void * paramSize)
 {
@@ -2046,21 +1920,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFuncGetParamInfo(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cudaFuncGetParamInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
+static uint32_t cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cudaFuncGetParamInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
 static uint32_t cs_d_cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cudaFuncGetParamInfo(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
 static uint32_t cs_g_cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize) { return cs_w_cudaFuncGetParamInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncGetParamInfo), func, paramIndex, paramOffset, paramSize); }
-CS_EXPORT uint32_t cs_v12_cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize)
+static uint32_t cs_v12_cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncGetParamInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncGetParamInfo, "libcudart.so.12", &slot), func, paramIndex, paramOffset, paramSize);
 }
-__asm__(".symver cs_v12_cudaFuncGetParamInfo, cudaFuncGetParamInfo@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize)
+static uint32_t cs_v0_cudaFuncGetParamInfo(void * func, uint64_t paramIndex, void * paramOffset, void * paramSize)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncGetParamInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncGetParamInfo, "libcudart.so.11.0", &slot), func, paramIndex, paramOffset, paramSize);
 }
-__asm__(".symver cs_v0_cudaFuncGetParamInfo, cudaFuncGetParamInfo@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFuncSetAttribute(uint8_t via, void *realp, void * func, uint32_t attr, int32_t value)
 {
@@ -2078,21 +1950,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFuncSetAttribute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value) { return cs_w_cudaFuncSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetAttribute), func, attr, value); }
+static uint32_t cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value) { return cs_w_cudaFuncSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetAttribute), func, attr, value); }
 static uint32_t cs_d_cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value) { return cs_w_cudaFuncSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetAttribute), func, attr, value); }
 static uint32_t cs_g_cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value) { return cs_w_cudaFuncSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetAttribute), func, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value)
+static uint32_t cs_v12_cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncSetAttribute, "libcudart.so.12", &slot), func, attr, value);
 }
-__asm__(".symver cs_v12_cudaFuncSetAttribute, cudaFuncSetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value)
+static uint32_t cs_v0_cudaFuncSetAttribute(void * func, uint32_t attr, int32_t value)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncSetAttribute, "libcudart.so.11.0", &slot), func, attr, value);
 }
-__asm__(".symver cs_v0_cudaFuncSetAttribute, cudaFuncSetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFuncSetCacheConfig(uint8_t via, void *realp, void * func, uint32_t cacheConfig)
 {
@@ -2110,21 +1980,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFuncSetCacheConfig(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig) { return cs_w_cudaFuncSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetCacheConfig), func, cacheConfig); }
+static uint32_t cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig) { return cs_w_cudaFuncSetCacheConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetCacheConfig), func, cacheConfig); }
 static uint32_t cs_d_cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig) { return cs_w_cudaFuncSetCacheConfig(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetCacheConfig), func, cacheConfig); }
 static uint32_t cs_g_cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig) { return cs_w_cudaFuncSetCacheConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetCacheConfig), func, cacheConfig); }
-CS_EXPORT uint32_t cs_v12_cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig)
+static uint32_t cs_v12_cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncSetCacheConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncSetCacheConfig, "libcudart.so.12", &slot), func, cacheConfig);
 }
-__asm__(".symver cs_v12_cudaFuncSetCacheConfig, cudaFuncSetCacheConfig@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig)
+static uint32_t cs_v0_cudaFuncSetCacheConfig(void * func, uint32_t cacheConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncSetCacheConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncSetCacheConfig, "libcudart.so.11.0", &slot), func, cacheConfig);
 }
-__asm__(".symver cs_v0_cudaFuncSetCacheConfig, cudaFuncSetCacheConfig@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaFuncSetSharedMemConfig(uint8_t via, void *realp, void * func, uint32_t config)
 {
@@ -2142,21 +2010,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaFuncSetSharedMemConfig(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaFuncSetSharedMemConfig(void * func, uint32_t config) { return cs_w_cudaFuncSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetSharedMemConfig), func, config); }
+static uint32_t cudaFuncSetSharedMemConfig(void * func, uint32_t config) { return cs_w_cudaFuncSetSharedMemConfig(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetSharedMemConfig), func, config); }
 static uint32_t cs_d_cudaFuncSetSharedMemConfig(void * func, uint32_t config) { return cs_w_cudaFuncSetSharedMemConfig(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetSharedMemConfig), func, config); }
 static uint32_t cs_g_cudaFuncSetSharedMemConfig(void * func, uint32_t config) { return cs_w_cudaFuncSetSharedMemConfig(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaFuncSetSharedMemConfig), func, config); }
-CS_EXPORT uint32_t cs_v12_cudaFuncSetSharedMemConfig(void * func, uint32_t config)
+static uint32_t cs_v12_cudaFuncSetSharedMemConfig(void * func, uint32_t config)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncSetSharedMemConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncSetSharedMemConfig, "libcudart.so.12", &slot), func, config);
 }
-__asm__(".symver cs_v12_cudaFuncSetSharedMemConfig, cudaFuncSetSharedMemConfig@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaFuncSetSharedMemConfig(void * func, uint32_t config)
+static uint32_t cs_v0_cudaFuncSetSharedMemConfig(void * func, uint32_t config)
 {
     static void *_Atomic slot;
     return cs_w_cudaFuncSetSharedMemConfig(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaFuncSetSharedMemConfig, "libcudart.so.11.0", &slot), func, config);
 }
-__asm__(".symver cs_v0_cudaFuncSetSharedMemConfig, cudaFuncSetSharedMemConfig@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetChannelDesc(uint8_t via, void *realp, void * desc, void * array)
 {
@@ -2174,21 +2040,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetChannelDesc(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetChannelDesc(void * desc, void * array) { return cs_w_cudaGetChannelDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetChannelDesc), desc, array); }
+static uint32_t cudaGetChannelDesc(void * desc, void * array) { return cs_w_cudaGetChannelDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetChannelDesc), desc, array); }
 static uint32_t cs_d_cudaGetChannelDesc(void * desc, void * array) { return cs_w_cudaGetChannelDesc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetChannelDesc), desc, array); }
 static uint32_t cs_g_cudaGetChannelDesc(void * desc, void * array) { return cs_w_cudaGetChannelDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetChannelDesc), desc, array); }
-CS_EXPORT uint32_t cs_v12_cudaGetChannelDesc(void * desc, void * array)
+static uint32_t cs_v12_cudaGetChannelDesc(void * desc, void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetChannelDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetChannelDesc, "libcudart.so.12", &slot), desc, array);
 }
-__asm__(".symver cs_v12_cudaGetChannelDesc, cudaGetChannelDesc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetChannelDesc(void * desc, void * array)
+static uint32_t cs_v0_cudaGetChannelDesc(void * desc, void * array)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetChannelDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetChannelDesc, "libcudart.so.11.0", &slot), desc, array);
 }
-__asm__(".symver cs_v0_cudaGetChannelDesc, cudaGetChannelDesc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDevice(uint8_t via, void *realp, void * device)
 {
@@ -2206,21 +2070,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDevice(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDevice(void * device) { return cs_w_cudaGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDevice), device); }
+static uint32_t cudaGetDevice(void * device) { return cs_w_cudaGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDevice), device); }
 static uint32_t cs_d_cudaGetDevice(void * device) { return cs_w_cudaGetDevice(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDevice), device); }
 static uint32_t cs_g_cudaGetDevice(void * device) { return cs_w_cudaGetDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDevice), device); }
-CS_EXPORT uint32_t cs_v12_cudaGetDevice(void * device)
+static uint32_t cs_v12_cudaGetDevice(void * device)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDevice, "libcudart.so.12", &slot), device);
 }
-__asm__(".symver cs_v12_cudaGetDevice, cudaGetDevice@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDevice(void * device)
+static uint32_t cs_v0_cudaGetDevice(void * device)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDevice, "libcudart.so.11.0", &slot), device);
 }
-__asm__(".symver cs_v0_cudaGetDevice, cudaGetDevice@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDeviceCount(uint8_t via, void *realp, void * count)
 {
@@ -2238,21 +2100,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDeviceCount(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDeviceCount(void * count) { return cs_w_cudaGetDeviceCount(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceCount), count); }
+static uint32_t cudaGetDeviceCount(void * count) { return cs_w_cudaGetDeviceCount(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceCount), count); }
 static uint32_t cs_d_cudaGetDeviceCount(void * count) { return cs_w_cudaGetDeviceCount(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceCount), count); }
 static uint32_t cs_g_cudaGetDeviceCount(void * count) { return cs_w_cudaGetDeviceCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceCount), count); }
-CS_EXPORT uint32_t cs_v12_cudaGetDeviceCount(void * count)
+static uint32_t cs_v12_cudaGetDeviceCount(void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDeviceCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDeviceCount, "libcudart.so.12", &slot), count);
 }
-__asm__(".symver cs_v12_cudaGetDeviceCount, cudaGetDeviceCount@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDeviceCount(void * count)
+static uint32_t cs_v0_cudaGetDeviceCount(void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDeviceCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDeviceCount, "libcudart.so.11.0", &slot), count);
 }
-__asm__(".symver cs_v0_cudaGetDeviceCount, cudaGetDeviceCount@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDeviceFlags(uint8_t via, void *realp, void * flags)
 {
@@ -2270,21 +2130,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDeviceFlags(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDeviceFlags(void * flags) { return cs_w_cudaGetDeviceFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceFlags), flags); }
+static uint32_t cudaGetDeviceFlags(void * flags) { return cs_w_cudaGetDeviceFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceFlags), flags); }
 static uint32_t cs_d_cudaGetDeviceFlags(void * flags) { return cs_w_cudaGetDeviceFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceFlags), flags); }
 static uint32_t cs_g_cudaGetDeviceFlags(void * flags) { return cs_w_cudaGetDeviceFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceFlags), flags); }
-CS_EXPORT uint32_t cs_v12_cudaGetDeviceFlags(void * flags)
+static uint32_t cs_v12_cudaGetDeviceFlags(void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDeviceFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDeviceFlags, "libcudart.so.12", &slot), flags);
 }
-__asm__(".symver cs_v12_cudaGetDeviceFlags, cudaGetDeviceFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDeviceFlags(void * flags)
+static uint32_t cs_v0_cudaGetDeviceFlags(void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDeviceFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDeviceFlags, "libcudart.so.11.0", &slot), flags);
 }
-__asm__(".symver cs_v0_cudaGetDeviceFlags, cudaGetDeviceFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDeviceProperties(uint8_t via, void *realp, void * prop, int32_t device)
 {
@@ -2302,21 +2160,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDeviceProperties(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDeviceProperties(void * prop, int32_t device) { return cs_w_cudaGetDeviceProperties(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceProperties), prop, device); }
+static uint32_t cudaGetDeviceProperties(void * prop, int32_t device) { return cs_w_cudaGetDeviceProperties(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceProperties), prop, device); }
 static uint32_t cs_d_cudaGetDeviceProperties(void * prop, int32_t device) { return cs_w_cudaGetDeviceProperties(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceProperties), prop, device); }
 static uint32_t cs_g_cudaGetDeviceProperties(void * prop, int32_t device) { return cs_w_cudaGetDeviceProperties(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDeviceProperties), prop, device); }
-CS_EXPORT uint32_t cs_v12_cudaGetDeviceProperties(void * prop, int32_t device)
+static uint32_t cs_v12_cudaGetDeviceProperties(void * prop, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDeviceProperties(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDeviceProperties, "libcudart.so.12", &slot), prop, device);
 }
-__asm__(".symver cs_v12_cudaGetDeviceProperties, cudaGetDeviceProperties@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDeviceProperties(void * prop, int32_t device)
+static uint32_t cs_v0_cudaGetDeviceProperties(void * prop, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDeviceProperties(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDeviceProperties, "libcudart.so.11.0", &slot), prop, device);
 }
-__asm__(".symver cs_v0_cudaGetDeviceProperties, cudaGetDeviceProperties@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPoint(uint8_t via, void *realp, void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
 {
@@ -2334,21 +2190,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPoint(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint), symbol, funcPtr, flags, driverStatus); }
+static uint32_t cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint), symbol, funcPtr, flags, driverStatus); }
 static uint32_t cs_d_cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint), symbol, funcPtr, flags, driverStatus); }
 static uint32_t cs_g_cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint), symbol, funcPtr, flags, driverStatus); }
-CS_EXPORT uint32_t cs_v12_cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
+static uint32_t cs_v12_cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPoint(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint, "libcudart.so.12", &slot), symbol, funcPtr, flags, driverStatus);
 }
-__asm__(".symver cs_v12_cudaGetDriverEntryPoint, cudaGetDriverEntryPoint@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
+static uint32_t cs_v0_cudaGetDriverEntryPoint(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPoint(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint, "libcudart.so.11.0", &slot), symbol, funcPtr, flags, driverStatus);
 }
-__asm__(".symver cs_v0_cudaGetDriverEntryPoint, cudaGetDriverEntryPoint@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPointByVersion(uint8_t via, void *realp, void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
 {
@@ -2366,21 +2220,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPointByVersion(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion), symbol, funcPtr, cudaVersion, flags, driverStatus); }
+static uint32_t cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion), symbol, funcPtr, cudaVersion, flags, driverStatus); }
 static uint32_t cs_d_cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion), symbol, funcPtr, cudaVersion, flags, driverStatus); }
 static uint32_t cs_g_cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion), symbol, funcPtr, cudaVersion, flags, driverStatus); }
-CS_EXPORT uint32_t cs_v12_cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
+static uint32_t cs_v12_cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPointByVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion, "libcudart.so.12", &slot), symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
-__asm__(".symver cs_v12_cudaGetDriverEntryPointByVersion, cudaGetDriverEntryPointByVersion@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
+static uint32_t cs_v0_cudaGetDriverEntryPointByVersion(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPointByVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion, "libcudart.so.11.0", &slot), symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
-__asm__(".symver cs_v0_cudaGetDriverEntryPointByVersion, cudaGetDriverEntryPointByVersion@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPointByVersion_ptsz(uint8_t via, void *realp, void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
 {
@@ -2398,21 +2250,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPointByVersion_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz), symbol, funcPtr, cudaVersion, flags, driverStatus); }
+static uint32_t cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz), symbol, funcPtr, cudaVersion, flags, driverStatus); }
 static uint32_t cs_d_cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz), symbol, funcPtr, cudaVersion, flags, driverStatus); }
 static uint32_t cs_g_cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPointByVersion_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz), symbol, funcPtr, cudaVersion, flags, driverStatus); }
-CS_EXPORT uint32_t cs_v12_cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
+static uint32_t cs_v12_cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPointByVersion_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz, "libcudart.so.12", &slot), symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
-__asm__(".symver cs_v12_cudaGetDriverEntryPointByVersion_ptsz, cudaGetDriverEntryPointByVersion_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
+static uint32_t cs_v0_cudaGetDriverEntryPointByVersion_ptsz(void * symbol, void * funcPtr, uint32_t cudaVersion, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPointByVersion_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz, "libcudart.so.11.0", &slot), symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
-__asm__(".symver cs_v0_cudaGetDriverEntryPointByVersion_ptsz, cudaGetDriverEntryPointByVersion_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPoint_ptsz(uint8_t via, void *realp, void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
 {
@@ -2430,21 +2280,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetDriverEntryPoint_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint_ptsz), symbol, funcPtr, flags, driverStatus); }
+static uint32_t cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint_ptsz), symbol, funcPtr, flags, driverStatus); }
 static uint32_t cs_d_cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint_ptsz), symbol, funcPtr, flags, driverStatus); }
 static uint32_t cs_g_cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus) { return cs_w_cudaGetDriverEntryPoint_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint_ptsz), symbol, funcPtr, flags, driverStatus); }
-CS_EXPORT uint32_t cs_v12_cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
+static uint32_t cs_v12_cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPoint_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint_ptsz, "libcudart.so.12", &slot), symbol, funcPtr, flags, driverStatus);
 }
-__asm__(".symver cs_v12_cudaGetDriverEntryPoint_ptsz, cudaGetDriverEntryPoint_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
+static uint32_t cs_v0_cudaGetDriverEntryPoint_ptsz(void * symbol, void * funcPtr, uint64_t flags, void * driverStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetDriverEntryPoint_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetDriverEntryPoint_ptsz, "libcudart.so.11.0", &slot), symbol, funcPtr, flags, driverStatus);
 }
-__asm__(".symver cs_v0_cudaGetDriverEntryPoint_ptsz, cudaGetDriverEntryPoint_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) void * cs_w_cudaGetErrorName(uint8_t via, void *realp, uint32_t error)
 {
@@ -2462,21 +2310,19 @@ static __attribute__((noinline)) void * cs_w_cudaGetErrorName(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cudaGetErrorName(uint32_t error) { return cs_w_cudaGetErrorName(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorName), error); }
+static void * cudaGetErrorName(uint32_t error) { return cs_w_cudaGetErrorName(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorName), error); }
 static void * cs_d_cudaGetErrorName(uint32_t error) { return cs_w_cudaGetErrorName(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorName), error); }
 static void * cs_g_cudaGetErrorName(uint32_t error) { return cs_w_cudaGetErrorName(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorName), error); }
-CS_EXPORT void * cs_v12_cudaGetErrorName(uint32_t error)
+static void * cs_v12_cudaGetErrorName(uint32_t error)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetErrorName(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetErrorName, "libcudart.so.12", &slot), error);
 }
-__asm__(".symver cs_v12_cudaGetErrorName, cudaGetErrorName@libcudart.so.12");
-CS_EXPORT void * cs_v0_cudaGetErrorName(uint32_t error)
+static void * cs_v0_cudaGetErrorName(uint32_t error)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetErrorName(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetErrorName, "libcudart.so.11.0", &slot), error);
 }
-__asm__(".symver cs_v0_cudaGetErrorName, cudaGetErrorName@libcudart.so.11.0");
 
 static __attribute__((noinline)) void * cs_w_cudaGetErrorString(uint8_t via, void *realp, uint32_t error)
 {
@@ -2494,21 +2340,19 @@ static __attribute__((noinline)) void * cs_w_cudaGetErrorString(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cudaGetErrorString(uint32_t error) { return cs_w_cudaGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorString), error); }
+static void * cudaGetErrorString(uint32_t error) { return cs_w_cudaGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorString), error); }
 static void * cs_d_cudaGetErrorString(uint32_t error) { return cs_w_cudaGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorString), error); }
 static void * cs_g_cudaGetErrorString(uint32_t error) { return cs_w_cudaGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetErrorString), error); }
-CS_EXPORT void * cs_v12_cudaGetErrorString(uint32_t error)
+static void * cs_v12_cudaGetErrorString(uint32_t error)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetErrorString(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetErrorString, "libcudart.so.12", &slot), error);
 }
-__asm__(".symver cs_v12_cudaGetErrorString, cudaGetErrorString@libcudart.so.12");
-CS_EXPORT void * cs_v0_cudaGetErrorString(uint32_t error)
+static void * cs_v0_cudaGetErrorString(uint32_t error)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetErrorString(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetErrorString, "libcudart.so.11.0", &slot), error);
 }
-__asm__(".symver cs_v0_cudaGetErrorString, cudaGetErrorString@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetExportTable(uint8_t via, void *realp, void * ppExportTable, void * pExportTableId)
 {
@@ -2526,21 +2370,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetExportTable(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cudaGetExportTable(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetExportTable), ppExportTable, pExportTableId); }
+static uint32_t cudaGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cudaGetExportTable(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetExportTable), ppExportTable, pExportTableId); }
 static uint32_t cs_d_cudaGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cudaGetExportTable(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetExportTable), ppExportTable, pExportTableId); }
 static uint32_t cs_g_cudaGetExportTable(void * ppExportTable, void * pExportTableId) { return cs_w_cudaGetExportTable(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetExportTable), ppExportTable, pExportTableId); }
-CS_EXPORT uint32_t cs_v12_cudaGetExportTable(void * ppExportTable, void * pExportTableId)
+static uint32_t cs_v12_cudaGetExportTable(void * ppExportTable, void * pExportTableId)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetExportTable(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetExportTable, "libcudart.so.12", &slot), ppExportTable, pExportTableId);
 }
-__asm__(".symver cs_v12_cudaGetExportTable, cudaGetExportTable@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetExportTable(void * ppExportTable, void * pExportTableId)
+static uint32_t cs_v0_cudaGetExportTable(void * ppExportTable, void * pExportTableId)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetExportTable(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetExportTable, "libcudart.so.11.0", &slot), ppExportTable, pExportTableId);
 }
-__asm__(".symver cs_v0_cudaGetExportTable, cudaGetExportTable@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetFuncBySymbol(uint8_t via, void *realp, void * functionPtr, void * symbolPtr)
 {
@@ -2558,21 +2400,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetFuncBySymbol(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr) { return cs_w_cudaGetFuncBySymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetFuncBySymbol), functionPtr, symbolPtr); }
+static uint32_t cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr) { return cs_w_cudaGetFuncBySymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetFuncBySymbol), functionPtr, symbolPtr); }
 static uint32_t cs_d_cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr) { return cs_w_cudaGetFuncBySymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetFuncBySymbol), functionPtr, symbolPtr); }
 static uint32_t cs_g_cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr) { return cs_w_cudaGetFuncBySymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetFuncBySymbol), functionPtr, symbolPtr); }
-CS_EXPORT uint32_t cs_v12_cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr)
+static uint32_t cs_v12_cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetFuncBySymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetFuncBySymbol, "libcudart.so.12", &slot), functionPtr, symbolPtr);
 }
-__asm__(".symver cs_v12_cudaGetFuncBySymbol, cudaGetFuncBySymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr)
+static uint32_t cs_v0_cudaGetFuncBySymbol(void * functionPtr, void * symbolPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetFuncBySymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetFuncBySymbol, "libcudart.so.11.0", &slot), functionPtr, symbolPtr);
 }
-__asm__(".symver cs_v0_cudaGetFuncBySymbol, cudaGetFuncBySymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetKernel(uint8_t via, void *realp, void * kernelPtr, void * entryFuncAddr)
 {
@@ -2590,21 +2430,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetKernel(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetKernel(void * kernelPtr, void * entryFuncAddr) { return cs_w_cudaGetKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetKernel), kernelPtr, entryFuncAddr); }
+static uint32_t cudaGetKernel(void * kernelPtr, void * entryFuncAddr) { return cs_w_cudaGetKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetKernel), kernelPtr, entryFuncAddr); }
 static uint32_t cs_d_cudaGetKernel(void * kernelPtr, void * entryFuncAddr) { return cs_w_cudaGetKernel(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetKernel), kernelPtr, entryFuncAddr); }
 static uint32_t cs_g_cudaGetKernel(void * kernelPtr, void * entryFuncAddr) { return cs_w_cudaGetKernel(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetKernel), kernelPtr, entryFuncAddr); }
-CS_EXPORT uint32_t cs_v12_cudaGetKernel(void * kernelPtr, void * entryFuncAddr)
+static uint32_t cs_v12_cudaGetKernel(void * kernelPtr, void * entryFuncAddr)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetKernel, "libcudart.so.12", &slot), kernelPtr, entryFuncAddr);
 }
-__asm__(".symver cs_v12_cudaGetKernel, cudaGetKernel@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetKernel(void * kernelPtr, void * entryFuncAddr)
+static uint32_t cs_v0_cudaGetKernel(void * kernelPtr, void * entryFuncAddr)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetKernel, "libcudart.so.11.0", &slot), kernelPtr, entryFuncAddr);
 }
-__asm__(".symver cs_v0_cudaGetKernel, cudaGetKernel@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetLastError(uint8_t via, void *realp)
 {
@@ -2622,21 +2460,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetLastError(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetLastError(void) { return cs_w_cudaGetLastError(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetLastError)); }
+static uint32_t cudaGetLastError(void) { return cs_w_cudaGetLastError(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetLastError)); }
 static uint32_t cs_d_cudaGetLastError(void) { return cs_w_cudaGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetLastError)); }
 static uint32_t cs_g_cudaGetLastError(void) { return cs_w_cudaGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetLastError)); }
-CS_EXPORT uint32_t cs_v12_cudaGetLastError(void)
+static uint32_t cs_v12_cudaGetLastError(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetLastError(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetLastError, "libcudart.so.12", &slot));
 }
-__asm__(".symver cs_v12_cudaGetLastError, cudaGetLastError@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetLastError(void)
+static uint32_t cs_v0_cudaGetLastError(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetLastError(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetLastError, "libcudart.so.11.0", &slot));
 }
-__asm__(".symver cs_v0_cudaGetLastError, cudaGetLastError@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetMipmappedArrayLevel(uint8_t via, void *realp, void * levelArray, void * mipmappedArray, uint32_t level)
 {
@@ -2654,21 +2490,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetMipmappedArrayLevel(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level) { return cs_w_cudaGetMipmappedArrayLevel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetMipmappedArrayLevel), levelArray, mipmappedArray, level); }
+static uint32_t cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level) { return cs_w_cudaGetMipmappedArrayLevel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetMipmappedArrayLevel), levelArray, mipmappedArray, level); }
 static uint32_t cs_d_cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level) { return cs_w_cudaGetMipmappedArrayLevel(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetMipmappedArrayLevel), levelArray, mipmappedArray, level); }
 static uint32_t cs_g_cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level) { return cs_w_cudaGetMipmappedArrayLevel(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetMipmappedArrayLevel), levelArray, mipmappedArray, level); }
-CS_EXPORT uint32_t cs_v12_cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level)
+static uint32_t cs_v12_cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetMipmappedArrayLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetMipmappedArrayLevel, "libcudart.so.12", &slot), levelArray, mipmappedArray, level);
 }
-__asm__(".symver cs_v12_cudaGetMipmappedArrayLevel, cudaGetMipmappedArrayLevel@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level)
+static uint32_t cs_v0_cudaGetMipmappedArrayLevel(void * levelArray, void * mipmappedArray, uint32_t level)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetMipmappedArrayLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetMipmappedArrayLevel, "libcudart.so.11.0", &slot), levelArray, mipmappedArray, level);
 }
-__asm__(".symver cs_v0_cudaGetMipmappedArrayLevel, cudaGetMipmappedArrayLevel@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetSurfaceObjectResourceDesc(uint8_t via, void *realp, void * pResDesc, uint64_t surfObject)
 {
@@ -2686,21 +2520,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetSurfaceObjectResourceDesc(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cudaGetSurfaceObjectResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSurfaceObjectResourceDesc), pResDesc, surfObject); }
+static uint32_t cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cudaGetSurfaceObjectResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSurfaceObjectResourceDesc), pResDesc, surfObject); }
 static uint32_t cs_d_cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cudaGetSurfaceObjectResourceDesc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSurfaceObjectResourceDesc), pResDesc, surfObject); }
 static uint32_t cs_g_cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject) { return cs_w_cudaGetSurfaceObjectResourceDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSurfaceObjectResourceDesc), pResDesc, surfObject); }
-CS_EXPORT uint32_t cs_v12_cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject)
+static uint32_t cs_v12_cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetSurfaceObjectResourceDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetSurfaceObjectResourceDesc, "libcudart.so.12", &slot), pResDesc, surfObject);
 }
-__asm__(".symver cs_v12_cudaGetSurfaceObjectResourceDesc, cudaGetSurfaceObjectResourceDesc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject)
+static uint32_t cs_v0_cudaGetSurfaceObjectResourceDesc(void * pResDesc, uint64_t surfObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetSurfaceObjectResourceDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetSurfaceObjectResourceDesc, "libcudart.so.11.0", &slot), pResDesc, surfObject);
 }
-__asm__(".symver cs_v0_cudaGetSurfaceObjectResourceDesc, cudaGetSurfaceObjectResourceDesc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetSymbolAddress(uint8_t via, void *realp, void * devPtr, void * symbol)
 {
@@ -2718,21 +2550,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetSymbolAddress(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetSymbolAddress(void * devPtr, void * symbol) { return cs_w_cudaGetSymbolAddress(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolAddress), devPtr, symbol); }
+static uint32_t cudaGetSymbolAddress(void * devPtr, void * symbol) { return cs_w_cudaGetSymbolAddress(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolAddress), devPtr, symbol); }
 static uint32_t cs_d_cudaGetSymbolAddress(void * devPtr, void * symbol) { return cs_w_cudaGetSymbolAddress(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolAddress), devPtr, symbol); }
 static uint32_t cs_g_cudaGetSymbolAddress(void * devPtr, void * symbol) { return cs_w_cudaGetSymbolAddress(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolAddress), devPtr, symbol); }
-CS_EXPORT uint32_t cs_v12_cudaGetSymbolAddress(void * devPtr, void * symbol)
+static uint32_t cs_v12_cudaGetSymbolAddress(void * devPtr, void * symbol)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetSymbolAddress(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetSymbolAddress, "libcudart.so.12", &slot), devPtr, symbol);
 }
-__asm__(".symver cs_v12_cudaGetSymbolAddress, cudaGetSymbolAddress@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetSymbolAddress(void * devPtr, void * symbol)
+static uint32_t cs_v0_cudaGetSymbolAddress(void * devPtr, void * symbol)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetSymbolAddress(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetSymbolAddress, "libcudart.so.11.0", &slot), devPtr, symbol);
 }
-__asm__(".symver cs_v0_cudaGetSymbolAddress, cudaGetSymbolAddress@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetSymbolSize(uint8_t via, void *realp, void * size, void * symbol)
 {
@@ -2750,21 +2580,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetSymbolSize(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetSymbolSize(void * size, void * symbol) { return cs_w_cudaGetSymbolSize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolSize), size, symbol); }
+static uint32_t cudaGetSymbolSize(void * size, void * symbol) { return cs_w_cudaGetSymbolSize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolSize), size, symbol); }
 static uint32_t cs_d_cudaGetSymbolSize(void * size, void * symbol) { return cs_w_cudaGetSymbolSize(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolSize), size, symbol); }
 static uint32_t cs_g_cudaGetSymbolSize(void * size, void * symbol) { return cs_w_cudaGetSymbolSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetSymbolSize), size, symbol); }
-CS_EXPORT uint32_t cs_v12_cudaGetSymbolSize(void * size, void * symbol)
+static uint32_t cs_v12_cudaGetSymbolSize(void * size, void * symbol)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetSymbolSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetSymbolSize, "libcudart.so.12", &slot), size, symbol);
 }
-__asm__(".symver cs_v12_cudaGetSymbolSize, cudaGetSymbolSize@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetSymbolSize(void * size, void * symbol)
+static uint32_t cs_v0_cudaGetSymbolSize(void * size, void * symbol)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetSymbolSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetSymbolSize, "libcudart.so.11.0", &slot), size, symbol);
 }
-__asm__(".symver cs_v0_cudaGetSymbolSize, cudaGetSymbolSize@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetTextureObjectResourceDesc(uint8_t via, void *realp, void * pResDesc, uint64_t texObject)
 {
@@ -2782,21 +2610,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetTextureObjectResourceDesc(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceDesc), pResDesc, texObject); }
+static uint32_t cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceDesc), pResDesc, texObject); }
 static uint32_t cs_d_cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceDesc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceDesc), pResDesc, texObject); }
 static uint32_t cs_g_cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceDesc), pResDesc, texObject); }
-CS_EXPORT uint32_t cs_v12_cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject)
+static uint32_t cs_v12_cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetTextureObjectResourceDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceDesc, "libcudart.so.12", &slot), pResDesc, texObject);
 }
-__asm__(".symver cs_v12_cudaGetTextureObjectResourceDesc, cudaGetTextureObjectResourceDesc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject)
+static uint32_t cs_v0_cudaGetTextureObjectResourceDesc(void * pResDesc, uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetTextureObjectResourceDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceDesc, "libcudart.so.11.0", &slot), pResDesc, texObject);
 }
-__asm__(".symver cs_v0_cudaGetTextureObjectResourceDesc, cudaGetTextureObjectResourceDesc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetTextureObjectResourceViewDesc(uint8_t via, void *realp, void * pResViewDesc, uint64_t texObject)
 {
@@ -2814,21 +2640,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetTextureObjectResourceViewD
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceViewDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceViewDesc), pResViewDesc, texObject); }
+static uint32_t cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceViewDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceViewDesc), pResViewDesc, texObject); }
 static uint32_t cs_d_cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceViewDesc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceViewDesc), pResViewDesc, texObject); }
 static uint32_t cs_g_cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectResourceViewDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceViewDesc), pResViewDesc, texObject); }
-CS_EXPORT uint32_t cs_v12_cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject)
+static uint32_t cs_v12_cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetTextureObjectResourceViewDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceViewDesc, "libcudart.so.12", &slot), pResViewDesc, texObject);
 }
-__asm__(".symver cs_v12_cudaGetTextureObjectResourceViewDesc, cudaGetTextureObjectResourceViewDesc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject)
+static uint32_t cs_v0_cudaGetTextureObjectResourceViewDesc(void * pResViewDesc, uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetTextureObjectResourceViewDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectResourceViewDesc, "libcudart.so.11.0", &slot), pResViewDesc, texObject);
 }
-__asm__(".symver cs_v0_cudaGetTextureObjectResourceViewDesc, cudaGetTextureObjectResourceViewDesc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGetTextureObjectTextureDesc(uint8_t via, void *realp, void * pTexDesc, uint64_t texObject)
 {
@@ -2846,21 +2670,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGetTextureObjectTextureDesc(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectTextureDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectTextureDesc), pTexDesc, texObject); }
+static uint32_t cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectTextureDesc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectTextureDesc), pTexDesc, texObject); }
 static uint32_t cs_d_cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectTextureDesc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectTextureDesc), pTexDesc, texObject); }
 static uint32_t cs_g_cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject) { return cs_w_cudaGetTextureObjectTextureDesc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectTextureDesc), pTexDesc, texObject); }
-CS_EXPORT uint32_t cs_v12_cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject)
+static uint32_t cs_v12_cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetTextureObjectTextureDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectTextureDesc, "libcudart.so.12", &slot), pTexDesc, texObject);
 }
-__asm__(".symver cs_v12_cudaGetTextureObjectTextureDesc, cudaGetTextureObjectTextureDesc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject)
+static uint32_t cs_v0_cudaGetTextureObjectTextureDesc(void * pTexDesc, uint64_t texObject)
 {
     static void *_Atomic slot;
     return cs_w_cudaGetTextureObjectTextureDesc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGetTextureObjectTextureDesc, "libcudart.so.11.0", &slot), pTexDesc, texObject);
 }
-__asm__(".symver cs_v0_cudaGetTextureObjectTextureDesc, cudaGetTextureObjectTextureDesc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddChildGraphNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph)
 {
@@ -2878,21 +2700,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddChildGraphNode(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cudaGraphAddChildGraphNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddChildGraphNode), pGraphNode, graph, pDependencies, numDependencies, childGraph); }
+static uint32_t cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cudaGraphAddChildGraphNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddChildGraphNode), pGraphNode, graph, pDependencies, numDependencies, childGraph); }
 static uint32_t cs_d_cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cudaGraphAddChildGraphNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddChildGraphNode), pGraphNode, graph, pDependencies, numDependencies, childGraph); }
 static uint32_t cs_g_cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph) { return cs_w_cudaGraphAddChildGraphNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddChildGraphNode), pGraphNode, graph, pDependencies, numDependencies, childGraph); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph)
+static uint32_t cs_v12_cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddChildGraphNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddChildGraphNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, childGraph);
 }
-__asm__(".symver cs_v12_cudaGraphAddChildGraphNode, cudaGraphAddChildGraphNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph)
+static uint32_t cs_v0_cudaGraphAddChildGraphNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * childGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddChildGraphNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddChildGraphNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, childGraph);
 }
-__asm__(".symver cs_v0_cudaGraphAddChildGraphNode, cudaGraphAddChildGraphNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddDependencies(uint8_t via, void *realp, void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
 {
@@ -2910,21 +2730,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddDependencies(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphAddDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddDependencies), graph, from, to, edgeData, numDependencies); }
+static uint32_t cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphAddDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddDependencies), graph, from, to, edgeData, numDependencies); }
 static uint32_t cs_d_cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphAddDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddDependencies), graph, from, to, edgeData, numDependencies); }
 static uint32_t cs_g_cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphAddDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddDependencies), graph, from, to, edgeData, numDependencies); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
+static uint32_t cs_v12_cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddDependencies, "libcudart.so.12", &slot), graph, from, to, edgeData, numDependencies);
 }
-__asm__(".symver cs_v12_cudaGraphAddDependencies, cudaGraphAddDependencies@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
+static uint32_t cs_v0_cudaGraphAddDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddDependencies, "libcudart.so.11.0", &slot), graph, from, to, edgeData, numDependencies);
 }
-__asm__(".symver cs_v0_cudaGraphAddDependencies, cudaGraphAddDependencies@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddEmptyNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies)
 {
@@ -2942,21 +2760,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddEmptyNode(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies) { return cs_w_cudaGraphAddEmptyNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEmptyNode), pGraphNode, graph, pDependencies, numDependencies); }
+static uint32_t cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies) { return cs_w_cudaGraphAddEmptyNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEmptyNode), pGraphNode, graph, pDependencies, numDependencies); }
 static uint32_t cs_d_cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies) { return cs_w_cudaGraphAddEmptyNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEmptyNode), pGraphNode, graph, pDependencies, numDependencies); }
 static uint32_t cs_g_cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies) { return cs_w_cudaGraphAddEmptyNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEmptyNode), pGraphNode, graph, pDependencies, numDependencies); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies)
+static uint32_t cs_v12_cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddEmptyNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddEmptyNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies);
 }
-__asm__(".symver cs_v12_cudaGraphAddEmptyNode, cudaGraphAddEmptyNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies)
+static uint32_t cs_v0_cudaGraphAddEmptyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddEmptyNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddEmptyNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies);
 }
-__asm__(".symver cs_v0_cudaGraphAddEmptyNode, cudaGraphAddEmptyNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddEventRecordNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
 {
@@ -2974,21 +2790,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddEventRecordNode(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventRecordNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventRecordNode), pGraphNode, graph, pDependencies, numDependencies, event); }
+static uint32_t cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventRecordNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventRecordNode), pGraphNode, graph, pDependencies, numDependencies, event); }
 static uint32_t cs_d_cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventRecordNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventRecordNode), pGraphNode, graph, pDependencies, numDependencies, event); }
 static uint32_t cs_g_cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventRecordNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventRecordNode), pGraphNode, graph, pDependencies, numDependencies, event); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
+static uint32_t cs_v12_cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddEventRecordNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddEventRecordNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, event);
 }
-__asm__(".symver cs_v12_cudaGraphAddEventRecordNode, cudaGraphAddEventRecordNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
+static uint32_t cs_v0_cudaGraphAddEventRecordNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddEventRecordNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddEventRecordNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, event);
 }
-__asm__(".symver cs_v0_cudaGraphAddEventRecordNode, cudaGraphAddEventRecordNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddEventWaitNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
 {
@@ -3006,21 +2820,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddEventWaitNode(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventWaitNode), pGraphNode, graph, pDependencies, numDependencies, event); }
+static uint32_t cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventWaitNode), pGraphNode, graph, pDependencies, numDependencies, event); }
 static uint32_t cs_d_cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventWaitNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventWaitNode), pGraphNode, graph, pDependencies, numDependencies, event); }
 static uint32_t cs_g_cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event) { return cs_w_cudaGraphAddEventWaitNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddEventWaitNode), pGraphNode, graph, pDependencies, numDependencies, event); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
+static uint32_t cs_v12_cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddEventWaitNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddEventWaitNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, event);
 }
-__asm__(".symver cs_v12_cudaGraphAddEventWaitNode, cudaGraphAddEventWaitNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
+static uint32_t cs_v0_cudaGraphAddEventWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddEventWaitNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddEventWaitNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, event);
 }
-__asm__(".symver cs_v0_cudaGraphAddEventWaitNode, cudaGraphAddEventWaitNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddExternalSemaphoresSignalNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
@@ -3038,21 +2850,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddExternalSemaphoresSig
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresSignalNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
+static uint32_t cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresSignalNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresSignalNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresSignalNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v12_cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddExternalSemaphoresSignalNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddExternalSemaphoresSignalNode, cudaGraphAddExternalSemaphoresSignalNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v0_cudaGraphAddExternalSemaphoresSignalNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddExternalSemaphoresSignalNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddExternalSemaphoresSignalNode, cudaGraphAddExternalSemaphoresSignalNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddExternalSemaphoresWaitNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
@@ -3070,21 +2880,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddExternalSemaphoresWai
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
+static uint32_t cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresWaitNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresWaitNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddExternalSemaphoresWaitNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v12_cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddExternalSemaphoresWaitNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddExternalSemaphoresWaitNode, cudaGraphAddExternalSemaphoresWaitNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v0_cudaGraphAddExternalSemaphoresWaitNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddExternalSemaphoresWaitNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddExternalSemaphoresWaitNode, cudaGraphAddExternalSemaphoresWaitNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddHostNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
 {
@@ -3102,21 +2910,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddHostNode(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddHostNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddHostNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
+static uint32_t cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddHostNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddHostNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
 static uint32_t cs_d_cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddHostNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddHostNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
 static uint32_t cs_g_cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddHostNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddHostNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddHostNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddHostNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddHostNode, cudaGraphAddHostNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphAddHostNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddHostNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddHostNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddHostNode, cudaGraphAddHostNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddKernelNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
 {
@@ -3134,21 +2940,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddKernelNode(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddKernelNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddKernelNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
+static uint32_t cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddKernelNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddKernelNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
 static uint32_t cs_d_cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddKernelNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddKernelNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
 static uint32_t cs_g_cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams) { return cs_w_cudaGraphAddKernelNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddKernelNode), pGraphNode, graph, pDependencies, numDependencies, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddKernelNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddKernelNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddKernelNode, cudaGraphAddKernelNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphAddKernelNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddKernelNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddKernelNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddKernelNode, cudaGraphAddKernelNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemAllocNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
@@ -3166,21 +2970,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemAllocNode(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddMemAllocNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemAllocNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
+static uint32_t cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddMemAllocNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemAllocNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
 static uint32_t cs_d_cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddMemAllocNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemAllocNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
 static uint32_t cs_g_cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddMemAllocNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemAllocNode), pGraphNode, graph, pDependencies, numDependencies, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v12_cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemAllocNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemAllocNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddMemAllocNode, cudaGraphAddMemAllocNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v0_cudaGraphAddMemAllocNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemAllocNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemAllocNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddMemAllocNode, cudaGraphAddMemAllocNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemFreeNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr)
 {
@@ -3198,21 +3000,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemFreeNode(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr) { return cs_w_cudaGraphAddMemFreeNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemFreeNode), pGraphNode, graph, pDependencies, numDependencies, dptr); }
+static uint32_t cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr) { return cs_w_cudaGraphAddMemFreeNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemFreeNode), pGraphNode, graph, pDependencies, numDependencies, dptr); }
 static uint32_t cs_d_cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr) { return cs_w_cudaGraphAddMemFreeNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemFreeNode), pGraphNode, graph, pDependencies, numDependencies, dptr); }
 static uint32_t cs_g_cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr) { return cs_w_cudaGraphAddMemFreeNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemFreeNode), pGraphNode, graph, pDependencies, numDependencies, dptr); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr)
+static uint32_t cs_v12_cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemFreeNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemFreeNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, dptr);
 }
-__asm__(".symver cs_v12_cudaGraphAddMemFreeNode, cudaGraphAddMemFreeNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr)
+static uint32_t cs_v0_cudaGraphAddMemFreeNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemFreeNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemFreeNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, dptr);
 }
-__asm__(".symver cs_v0_cudaGraphAddMemFreeNode, cudaGraphAddMemFreeNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams)
 {
@@ -3230,21 +3030,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNode(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams) { return cs_w_cudaGraphAddMemcpyNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode), pGraphNode, graph, pDependencies, numDependencies, pCopyParams); }
+static uint32_t cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams) { return cs_w_cudaGraphAddMemcpyNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode), pGraphNode, graph, pDependencies, numDependencies, pCopyParams); }
 static uint32_t cs_d_cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams) { return cs_w_cudaGraphAddMemcpyNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode), pGraphNode, graph, pDependencies, numDependencies, pCopyParams); }
 static uint32_t cs_g_cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams) { return cs_w_cudaGraphAddMemcpyNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode), pGraphNode, graph, pDependencies, numDependencies, pCopyParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams)
+static uint32_t cs_v12_cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddMemcpyNode, cudaGraphAddMemcpyNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams)
+static uint32_t cs_v0_cudaGraphAddMemcpyNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pCopyParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddMemcpyNode, cudaGraphAddMemcpyNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNode1D(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind)
 {
@@ -3262,21 +3060,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNode1D(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNode1D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode1D), pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind); }
+static uint32_t cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNode1D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode1D), pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind); }
 static uint32_t cs_d_cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNode1D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode1D), pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind); }
 static uint32_t cs_g_cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNode1D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode1D), pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNode1D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode1D, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
 }
-__asm__(".symver cs_v12_cudaGraphAddMemcpyNode1D, cudaGraphAddMemcpyNode1D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaGraphAddMemcpyNode1D(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNode1D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNode1D, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
 }
-__asm__(".symver cs_v0_cudaGraphAddMemcpyNode1D, cudaGraphAddMemcpyNode1D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNodeFromSymbol(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -3294,21 +3090,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNodeFromSymbol(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol), pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind); }
+static uint32_t cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol), pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind); }
 static uint32_t cs_d_cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeFromSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol), pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind); }
 static uint32_t cs_g_cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeFromSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol), pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNodeFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaGraphAddMemcpyNodeFromSymbol, cudaGraphAddMemcpyNodeFromSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaGraphAddMemcpyNodeFromSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNodeFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaGraphAddMemcpyNodeFromSymbol, cudaGraphAddMemcpyNodeFromSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNodeToSymbol(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -3326,21 +3120,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemcpyNodeToSymbol(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol), pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind); }
+static uint32_t cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol), pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind); }
 static uint32_t cs_d_cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeToSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol), pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind); }
 static uint32_t cs_g_cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphAddMemcpyNodeToSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol), pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNodeToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaGraphAddMemcpyNodeToSymbol, cudaGraphAddMemcpyNodeToSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaGraphAddMemcpyNodeToSymbol(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemcpyNodeToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaGraphAddMemcpyNodeToSymbol, cudaGraphAddMemcpyNodeToSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemsetNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams)
 {
@@ -3358,21 +3150,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddMemsetNode(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams) { return cs_w_cudaGraphAddMemsetNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemsetNode), pGraphNode, graph, pDependencies, numDependencies, pMemsetParams); }
+static uint32_t cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams) { return cs_w_cudaGraphAddMemsetNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemsetNode), pGraphNode, graph, pDependencies, numDependencies, pMemsetParams); }
 static uint32_t cs_d_cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams) { return cs_w_cudaGraphAddMemsetNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemsetNode), pGraphNode, graph, pDependencies, numDependencies, pMemsetParams); }
 static uint32_t cs_g_cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams) { return cs_w_cudaGraphAddMemsetNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddMemsetNode), pGraphNode, graph, pDependencies, numDependencies, pMemsetParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams)
+static uint32_t cs_v12_cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemsetNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemsetNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddMemsetNode, cudaGraphAddMemsetNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams)
+static uint32_t cs_v0_cudaGraphAddMemsetNode(void * pGraphNode, void * graph, void * pDependencies, uint64_t numDependencies, void * pMemsetParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddMemsetNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddMemsetNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddMemsetNode, cudaGraphAddMemsetNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddNode(uint8_t via, void *realp, void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams)
 {
@@ -3390,21 +3180,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphAddNode(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddNode), pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams); }
+static uint32_t cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddNode), pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams); }
 static uint32_t cs_d_cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddNode), pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams); }
 static uint32_t cs_g_cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams) { return cs_w_cudaGraphAddNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphAddNode), pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v12_cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddNode, "libcudart.so.12", &slot), pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphAddNode, cudaGraphAddNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams)
+static uint32_t cs_v0_cudaGraphAddNode(void * pGraphNode, void * graph, void * pDependencies, void * dependencyData, uint64_t numDependencies, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphAddNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphAddNode, "libcudart.so.11.0", &slot), pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphAddNode, cudaGraphAddNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphChildGraphNodeGetGraph(uint8_t via, void *realp, void * node, void * pGraph)
 {
@@ -3422,21 +3210,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphChildGraphNodeGetGraph(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph) { return cs_w_cudaGraphChildGraphNodeGetGraph(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphChildGraphNodeGetGraph), node, pGraph); }
+static uint32_t cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph) { return cs_w_cudaGraphChildGraphNodeGetGraph(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphChildGraphNodeGetGraph), node, pGraph); }
 static uint32_t cs_d_cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph) { return cs_w_cudaGraphChildGraphNodeGetGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphChildGraphNodeGetGraph), node, pGraph); }
 static uint32_t cs_g_cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph) { return cs_w_cudaGraphChildGraphNodeGetGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphChildGraphNodeGetGraph), node, pGraph); }
-CS_EXPORT uint32_t cs_v12_cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph)
+static uint32_t cs_v12_cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphChildGraphNodeGetGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphChildGraphNodeGetGraph, "libcudart.so.12", &slot), node, pGraph);
 }
-__asm__(".symver cs_v12_cudaGraphChildGraphNodeGetGraph, cudaGraphChildGraphNodeGetGraph@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph)
+static uint32_t cs_v0_cudaGraphChildGraphNodeGetGraph(void * node, void * pGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphChildGraphNodeGetGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphChildGraphNodeGetGraph, "libcudart.so.11.0", &slot), node, pGraph);
 }
-__asm__(".symver cs_v0_cudaGraphChildGraphNodeGetGraph, cudaGraphChildGraphNodeGetGraph@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphClone(uint8_t via, void *realp, void * pGraphClone, void * originalGraph)
 {
@@ -3454,21 +3240,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphClone(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphClone(void * pGraphClone, void * originalGraph) { return cs_w_cudaGraphClone(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphClone), pGraphClone, originalGraph); }
+static uint32_t cudaGraphClone(void * pGraphClone, void * originalGraph) { return cs_w_cudaGraphClone(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphClone), pGraphClone, originalGraph); }
 static uint32_t cs_d_cudaGraphClone(void * pGraphClone, void * originalGraph) { return cs_w_cudaGraphClone(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphClone), pGraphClone, originalGraph); }
 static uint32_t cs_g_cudaGraphClone(void * pGraphClone, void * originalGraph) { return cs_w_cudaGraphClone(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphClone), pGraphClone, originalGraph); }
-CS_EXPORT uint32_t cs_v12_cudaGraphClone(void * pGraphClone, void * originalGraph)
+static uint32_t cs_v12_cudaGraphClone(void * pGraphClone, void * originalGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphClone(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphClone, "libcudart.so.12", &slot), pGraphClone, originalGraph);
 }
-__asm__(".symver cs_v12_cudaGraphClone, cudaGraphClone@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphClone(void * pGraphClone, void * originalGraph)
+static uint32_t cs_v0_cudaGraphClone(void * pGraphClone, void * originalGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphClone(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphClone, "libcudart.so.11.0", &slot), pGraphClone, originalGraph);
 }
-__asm__(".symver cs_v0_cudaGraphClone, cudaGraphClone@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphConditionalHandleCreate(uint8_t via, void *realp, void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags)
 {
@@ -3486,21 +3270,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphConditionalHandleCreate(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cudaGraphConditionalHandleCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphConditionalHandleCreate), pHandle_out, graph, defaultLaunchValue, flags); }
+static uint32_t cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cudaGraphConditionalHandleCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphConditionalHandleCreate), pHandle_out, graph, defaultLaunchValue, flags); }
 static uint32_t cs_d_cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cudaGraphConditionalHandleCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphConditionalHandleCreate), pHandle_out, graph, defaultLaunchValue, flags); }
 static uint32_t cs_g_cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags) { return cs_w_cudaGraphConditionalHandleCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphConditionalHandleCreate), pHandle_out, graph, defaultLaunchValue, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags)
+static uint32_t cs_v12_cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphConditionalHandleCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphConditionalHandleCreate, "libcudart.so.12", &slot), pHandle_out, graph, defaultLaunchValue, flags);
 }
-__asm__(".symver cs_v12_cudaGraphConditionalHandleCreate, cudaGraphConditionalHandleCreate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags)
+static uint32_t cs_v0_cudaGraphConditionalHandleCreate(void * pHandle_out, void * graph, uint32_t defaultLaunchValue, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphConditionalHandleCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphConditionalHandleCreate, "libcudart.so.11.0", &slot), pHandle_out, graph, defaultLaunchValue, flags);
 }
-__asm__(".symver cs_v0_cudaGraphConditionalHandleCreate, cudaGraphConditionalHandleCreate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphCreate(uint8_t via, void *realp, void * pGraph, uint32_t flags)
 {
@@ -3518,21 +3300,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphCreate(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphCreate(void * pGraph, uint32_t flags) { return cs_w_cudaGraphCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphCreate), pGraph, flags); }
+static uint32_t cudaGraphCreate(void * pGraph, uint32_t flags) { return cs_w_cudaGraphCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphCreate), pGraph, flags); }
 static uint32_t cs_d_cudaGraphCreate(void * pGraph, uint32_t flags) { return cs_w_cudaGraphCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphCreate), pGraph, flags); }
 static uint32_t cs_g_cudaGraphCreate(void * pGraph, uint32_t flags) { return cs_w_cudaGraphCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphCreate), pGraph, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphCreate(void * pGraph, uint32_t flags)
+static uint32_t cs_v12_cudaGraphCreate(void * pGraph, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphCreate, "libcudart.so.12", &slot), pGraph, flags);
 }
-__asm__(".symver cs_v12_cudaGraphCreate, cudaGraphCreate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphCreate(void * pGraph, uint32_t flags)
+static uint32_t cs_v0_cudaGraphCreate(void * pGraph, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphCreate, "libcudart.so.11.0", &slot), pGraph, flags);
 }
-__asm__(".symver cs_v0_cudaGraphCreate, cudaGraphCreate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphDebugDotPrint(uint8_t via, void *realp, void * graph, void * path, uint32_t flags)
 {
@@ -3550,21 +3330,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphDebugDotPrint(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags) { return cs_w_cudaGraphDebugDotPrint(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDebugDotPrint), graph, path, flags); }
+static uint32_t cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags) { return cs_w_cudaGraphDebugDotPrint(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDebugDotPrint), graph, path, flags); }
 static uint32_t cs_d_cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags) { return cs_w_cudaGraphDebugDotPrint(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDebugDotPrint), graph, path, flags); }
 static uint32_t cs_g_cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags) { return cs_w_cudaGraphDebugDotPrint(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDebugDotPrint), graph, path, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags)
+static uint32_t cs_v12_cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphDebugDotPrint(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphDebugDotPrint, "libcudart.so.12", &slot), graph, path, flags);
 }
-__asm__(".symver cs_v12_cudaGraphDebugDotPrint, cudaGraphDebugDotPrint@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags)
+static uint32_t cs_v0_cudaGraphDebugDotPrint(void * graph, void * path, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphDebugDotPrint(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphDebugDotPrint, "libcudart.so.11.0", &slot), graph, path, flags);
 }
-__asm__(".symver cs_v0_cudaGraphDebugDotPrint, cudaGraphDebugDotPrint@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphDestroy(uint8_t via, void *realp, void * graph)
 {
@@ -3582,21 +3360,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphDestroy(void * graph) { return cs_w_cudaGraphDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroy), graph); }
+static uint32_t cudaGraphDestroy(void * graph) { return cs_w_cudaGraphDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroy), graph); }
 static uint32_t cs_d_cudaGraphDestroy(void * graph) { return cs_w_cudaGraphDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroy), graph); }
 static uint32_t cs_g_cudaGraphDestroy(void * graph) { return cs_w_cudaGraphDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroy), graph); }
-CS_EXPORT uint32_t cs_v12_cudaGraphDestroy(void * graph)
+static uint32_t cs_v12_cudaGraphDestroy(void * graph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphDestroy, "libcudart.so.12", &slot), graph);
 }
-__asm__(".symver cs_v12_cudaGraphDestroy, cudaGraphDestroy@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphDestroy(void * graph)
+static uint32_t cs_v0_cudaGraphDestroy(void * graph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphDestroy, "libcudart.so.11.0", &slot), graph);
 }
-__asm__(".symver cs_v0_cudaGraphDestroy, cudaGraphDestroy@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphDestroyNode(uint8_t via, void *realp, void * node)
 {
@@ -3614,21 +3390,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphDestroyNode(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphDestroyNode(void * node) { return cs_w_cudaGraphDestroyNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroyNode), node); }
+static uint32_t cudaGraphDestroyNode(void * node) { return cs_w_cudaGraphDestroyNode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroyNode), node); }
 static uint32_t cs_d_cudaGraphDestroyNode(void * node) { return cs_w_cudaGraphDestroyNode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroyNode), node); }
 static uint32_t cs_g_cudaGraphDestroyNode(void * node) { return cs_w_cudaGraphDestroyNode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphDestroyNode), node); }
-CS_EXPORT uint32_t cs_v12_cudaGraphDestroyNode(void * node)
+static uint32_t cs_v12_cudaGraphDestroyNode(void * node)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphDestroyNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphDestroyNode, "libcudart.so.12", &slot), node);
 }
-__asm__(".symver cs_v12_cudaGraphDestroyNode, cudaGraphDestroyNode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphDestroyNode(void * node)
+static uint32_t cs_v0_cudaGraphDestroyNode(void * node)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphDestroyNode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphDestroyNode, "libcudart.so.11.0", &slot), node);
 }
-__asm__(".symver cs_v0_cudaGraphDestroyNode, cudaGraphDestroyNode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventRecordNodeGetEvent(uint8_t via, void *realp, void * node, void * event_out)
 {
@@ -3646,21 +3420,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventRecordNodeGetEvent(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphEventRecordNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventRecordNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeGetEvent), node, event_out); }
+static uint32_t cudaGraphEventRecordNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventRecordNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeGetEvent), node, event_out); }
 static uint32_t cs_d_cudaGraphEventRecordNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventRecordNodeGetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeGetEvent), node, event_out); }
 static uint32_t cs_g_cudaGraphEventRecordNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventRecordNodeGetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeGetEvent), node, event_out); }
-CS_EXPORT uint32_t cs_v12_cudaGraphEventRecordNodeGetEvent(void * node, void * event_out)
+static uint32_t cs_v12_cudaGraphEventRecordNodeGetEvent(void * node, void * event_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventRecordNodeGetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeGetEvent, "libcudart.so.12", &slot), node, event_out);
 }
-__asm__(".symver cs_v12_cudaGraphEventRecordNodeGetEvent, cudaGraphEventRecordNodeGetEvent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphEventRecordNodeGetEvent(void * node, void * event_out)
+static uint32_t cs_v0_cudaGraphEventRecordNodeGetEvent(void * node, void * event_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventRecordNodeGetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeGetEvent, "libcudart.so.11.0", &slot), node, event_out);
 }
-__asm__(".symver cs_v0_cudaGraphEventRecordNodeGetEvent, cudaGraphEventRecordNodeGetEvent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventRecordNodeSetEvent(uint8_t via, void *realp, void * node, void * event)
 {
@@ -3678,21 +3450,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventRecordNodeSetEvent(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphEventRecordNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeSetEvent), node, event); }
+static uint32_t cudaGraphEventRecordNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeSetEvent), node, event); }
 static uint32_t cs_d_cudaGraphEventRecordNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventRecordNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeSetEvent), node, event); }
 static uint32_t cs_g_cudaGraphEventRecordNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventRecordNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeSetEvent), node, event); }
-CS_EXPORT uint32_t cs_v12_cudaGraphEventRecordNodeSetEvent(void * node, void * event)
+static uint32_t cs_v12_cudaGraphEventRecordNodeSetEvent(void * node, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeSetEvent, "libcudart.so.12", &slot), node, event);
 }
-__asm__(".symver cs_v12_cudaGraphEventRecordNodeSetEvent, cudaGraphEventRecordNodeSetEvent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphEventRecordNodeSetEvent(void * node, void * event)
+static uint32_t cs_v0_cudaGraphEventRecordNodeSetEvent(void * node, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventRecordNodeSetEvent, "libcudart.so.11.0", &slot), node, event);
 }
-__asm__(".symver cs_v0_cudaGraphEventRecordNodeSetEvent, cudaGraphEventRecordNodeSetEvent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventWaitNodeGetEvent(uint8_t via, void *realp, void * node, void * event_out)
 {
@@ -3710,21 +3480,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventWaitNodeGetEvent(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphEventWaitNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventWaitNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeGetEvent), node, event_out); }
+static uint32_t cudaGraphEventWaitNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventWaitNodeGetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeGetEvent), node, event_out); }
 static uint32_t cs_d_cudaGraphEventWaitNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventWaitNodeGetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeGetEvent), node, event_out); }
 static uint32_t cs_g_cudaGraphEventWaitNodeGetEvent(void * node, void * event_out) { return cs_w_cudaGraphEventWaitNodeGetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeGetEvent), node, event_out); }
-CS_EXPORT uint32_t cs_v12_cudaGraphEventWaitNodeGetEvent(void * node, void * event_out)
+static uint32_t cs_v12_cudaGraphEventWaitNodeGetEvent(void * node, void * event_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventWaitNodeGetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeGetEvent, "libcudart.so.12", &slot), node, event_out);
 }
-__asm__(".symver cs_v12_cudaGraphEventWaitNodeGetEvent, cudaGraphEventWaitNodeGetEvent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphEventWaitNodeGetEvent(void * node, void * event_out)
+static uint32_t cs_v0_cudaGraphEventWaitNodeGetEvent(void * node, void * event_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventWaitNodeGetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeGetEvent, "libcudart.so.11.0", &slot), node, event_out);
 }
-__asm__(".symver cs_v0_cudaGraphEventWaitNodeGetEvent, cudaGraphEventWaitNodeGetEvent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventWaitNodeSetEvent(uint8_t via, void *realp, void * node, void * event)
 {
@@ -3742,21 +3510,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphEventWaitNodeSetEvent(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphEventWaitNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeSetEvent), node, event); }
+static uint32_t cudaGraphEventWaitNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeSetEvent), node, event); }
 static uint32_t cs_d_cudaGraphEventWaitNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventWaitNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeSetEvent), node, event); }
 static uint32_t cs_g_cudaGraphEventWaitNodeSetEvent(void * node, void * event) { return cs_w_cudaGraphEventWaitNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeSetEvent), node, event); }
-CS_EXPORT uint32_t cs_v12_cudaGraphEventWaitNodeSetEvent(void * node, void * event)
+static uint32_t cs_v12_cudaGraphEventWaitNodeSetEvent(void * node, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeSetEvent, "libcudart.so.12", &slot), node, event);
 }
-__asm__(".symver cs_v12_cudaGraphEventWaitNodeSetEvent, cudaGraphEventWaitNodeSetEvent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphEventWaitNodeSetEvent(void * node, void * event)
+static uint32_t cs_v0_cudaGraphEventWaitNodeSetEvent(void * node, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphEventWaitNodeSetEvent, "libcudart.so.11.0", &slot), node, event);
 }
-__asm__(".symver cs_v0_cudaGraphEventWaitNodeSetEvent, cudaGraphEventWaitNodeSetEvent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecChildGraphNodeSetParams(uint8_t via, void *realp, void * hGraphExec, void * node, void * childGraph)
 {
@@ -3774,21 +3540,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecChildGraphNodeSetPar
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph) { return cs_w_cudaGraphExecChildGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecChildGraphNodeSetParams), hGraphExec, node, childGraph); }
+static uint32_t cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph) { return cs_w_cudaGraphExecChildGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecChildGraphNodeSetParams), hGraphExec, node, childGraph); }
 static uint32_t cs_d_cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph) { return cs_w_cudaGraphExecChildGraphNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecChildGraphNodeSetParams), hGraphExec, node, childGraph); }
 static uint32_t cs_g_cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph) { return cs_w_cudaGraphExecChildGraphNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecChildGraphNodeSetParams), hGraphExec, node, childGraph); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph)
+static uint32_t cs_v12_cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecChildGraphNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecChildGraphNodeSetParams, "libcudart.so.12", &slot), hGraphExec, node, childGraph);
 }
-__asm__(".symver cs_v12_cudaGraphExecChildGraphNodeSetParams, cudaGraphExecChildGraphNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph)
+static uint32_t cs_v0_cudaGraphExecChildGraphNodeSetParams(void * hGraphExec, void * node, void * childGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecChildGraphNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecChildGraphNodeSetParams, "libcudart.so.11.0", &slot), hGraphExec, node, childGraph);
 }
-__asm__(".symver cs_v0_cudaGraphExecChildGraphNodeSetParams, cudaGraphExecChildGraphNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecDestroy(uint8_t via, void *realp, void * graphExec)
 {
@@ -3806,21 +3570,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecDestroy(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecDestroy(void * graphExec) { return cs_w_cudaGraphExecDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecDestroy), graphExec); }
+static uint32_t cudaGraphExecDestroy(void * graphExec) { return cs_w_cudaGraphExecDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecDestroy), graphExec); }
 static uint32_t cs_d_cudaGraphExecDestroy(void * graphExec) { return cs_w_cudaGraphExecDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecDestroy), graphExec); }
 static uint32_t cs_g_cudaGraphExecDestroy(void * graphExec) { return cs_w_cudaGraphExecDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecDestroy), graphExec); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecDestroy(void * graphExec)
+static uint32_t cs_v12_cudaGraphExecDestroy(void * graphExec)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecDestroy, "libcudart.so.12", &slot), graphExec);
 }
-__asm__(".symver cs_v12_cudaGraphExecDestroy, cudaGraphExecDestroy@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecDestroy(void * graphExec)
+static uint32_t cs_v0_cudaGraphExecDestroy(void * graphExec)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecDestroy, "libcudart.so.11.0", &slot), graphExec);
 }
-__asm__(".symver cs_v0_cudaGraphExecDestroy, cudaGraphExecDestroy@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecEventRecordNodeSetEvent(uint8_t via, void *realp, void * hGraphExec, void * hNode, void * event)
 {
@@ -3838,21 +3600,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecEventRecordNodeSetEv
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
+static uint32_t cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_d_cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventRecordNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_g_cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventRecordNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent), hGraphExec, hNode, event); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event)
+static uint32_t cs_v12_cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent, "libcudart.so.12", &slot), hGraphExec, hNode, event);
 }
-__asm__(".symver cs_v12_cudaGraphExecEventRecordNodeSetEvent, cudaGraphExecEventRecordNodeSetEvent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event)
+static uint32_t cs_v0_cudaGraphExecEventRecordNodeSetEvent(void * hGraphExec, void * hNode, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecEventRecordNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent, "libcudart.so.11.0", &slot), hGraphExec, hNode, event);
 }
-__asm__(".symver cs_v0_cudaGraphExecEventRecordNodeSetEvent, cudaGraphExecEventRecordNodeSetEvent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecEventWaitNodeSetEvent(uint8_t via, void *realp, void * hGraphExec, void * hNode, void * event)
 {
@@ -3870,21 +3630,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecEventWaitNodeSetEven
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
+static uint32_t cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_d_cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventWaitNodeSetEvent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
 static uint32_t cs_g_cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event) { return cs_w_cudaGraphExecEventWaitNodeSetEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent), hGraphExec, hNode, event); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event)
+static uint32_t cs_v12_cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent, "libcudart.so.12", &slot), hGraphExec, hNode, event);
 }
-__asm__(".symver cs_v12_cudaGraphExecEventWaitNodeSetEvent, cudaGraphExecEventWaitNodeSetEvent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event)
+static uint32_t cs_v0_cudaGraphExecEventWaitNodeSetEvent(void * hGraphExec, void * hNode, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecEventWaitNodeSetEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent, "libcudart.so.11.0", &slot), hGraphExec, hNode, event);
 }
-__asm__(".symver cs_v0_cudaGraphExecEventWaitNodeSetEvent, cudaGraphExecEventWaitNodeSetEvent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecExternalSemaphoresSignalNodeSetParams(uint8_t via, void *realp, void * hGraphExec, void * hNode, void * nodeParams)
 {
@@ -3902,21 +3660,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecExternalSemaphoresSi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams), hGraphExec, hNode, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
+static uint32_t cs_v12_cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "libcudart.so.12", &slot), hGraphExec, hNode, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudaGraphExecExternalSemaphoresSignalNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
+static uint32_t cs_v0_cudaGraphExecExternalSemaphoresSignalNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "libcudart.so.11.0", &slot), hGraphExec, hNode, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudaGraphExecExternalSemaphoresSignalNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecExternalSemaphoresWaitNodeSetParams(uint8_t via, void *realp, void * hGraphExec, void * hNode, void * nodeParams)
 {
@@ -3934,21 +3690,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecExternalSemaphoresWa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
+static uint32_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_d_cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
 static uint32_t cs_g_cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams) { return cs_w_cudaGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams), hGraphExec, hNode, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
+static uint32_t cs_v12_cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "libcudart.so.12", &slot), hGraphExec, hNode, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudaGraphExecExternalSemaphoresWaitNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
+static uint32_t cs_v0_cudaGraphExecExternalSemaphoresWaitNodeSetParams(void * hGraphExec, void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "libcudart.so.11.0", &slot), hGraphExec, hNode, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudaGraphExecExternalSemaphoresWaitNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecGetFlags(uint8_t via, void *realp, void * graphExec, void * flags)
 {
@@ -3966,21 +3720,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecGetFlags(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecGetFlags(void * graphExec, void * flags) { return cs_w_cudaGraphExecGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecGetFlags), graphExec, flags); }
+static uint32_t cudaGraphExecGetFlags(void * graphExec, void * flags) { return cs_w_cudaGraphExecGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecGetFlags), graphExec, flags); }
 static uint32_t cs_d_cudaGraphExecGetFlags(void * graphExec, void * flags) { return cs_w_cudaGraphExecGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecGetFlags), graphExec, flags); }
 static uint32_t cs_g_cudaGraphExecGetFlags(void * graphExec, void * flags) { return cs_w_cudaGraphExecGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecGetFlags), graphExec, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecGetFlags(void * graphExec, void * flags)
+static uint32_t cs_v12_cudaGraphExecGetFlags(void * graphExec, void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecGetFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecGetFlags, "libcudart.so.12", &slot), graphExec, flags);
 }
-__asm__(".symver cs_v12_cudaGraphExecGetFlags, cudaGraphExecGetFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecGetFlags(void * graphExec, void * flags)
+static uint32_t cs_v0_cudaGraphExecGetFlags(void * graphExec, void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecGetFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecGetFlags, "libcudart.so.11.0", &slot), graphExec, flags);
 }
-__asm__(".symver cs_v0_cudaGraphExecGetFlags, cudaGraphExecGetFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecHostNodeSetParams(uint8_t via, void *realp, void * hGraphExec, void * node, void * pNodeParams)
 {
@@ -3998,21 +3750,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecHostNodeSetParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecHostNodeSetParams), hGraphExec, node, pNodeParams); }
+static uint32_t cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecHostNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_d_cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecHostNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecHostNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_g_cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecHostNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecHostNodeSetParams), hGraphExec, node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecHostNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecHostNodeSetParams, "libcudart.so.12", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExecHostNodeSetParams, cudaGraphExecHostNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphExecHostNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecHostNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecHostNodeSetParams, "libcudart.so.11.0", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExecHostNodeSetParams, cudaGraphExecHostNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecKernelNodeSetParams(uint8_t via, void *realp, void * hGraphExec, void * node, void * pNodeParams)
 {
@@ -4030,21 +3780,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecKernelNodeSetParams(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecKernelNodeSetParams), hGraphExec, node, pNodeParams); }
+static uint32_t cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecKernelNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_d_cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecKernelNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecKernelNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_g_cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecKernelNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecKernelNodeSetParams), hGraphExec, node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecKernelNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecKernelNodeSetParams, "libcudart.so.12", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExecKernelNodeSetParams, cudaGraphExecKernelNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphExecKernelNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecKernelNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecKernelNodeSetParams, "libcudart.so.11.0", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExecKernelNodeSetParams, cudaGraphExecKernelNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParams(uint8_t via, void *realp, void * hGraphExec, void * node, void * pNodeParams)
 {
@@ -4062,21 +3810,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParams(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams), hGraphExec, node, pNodeParams); }
+static uint32_t cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_d_cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemcpyNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_g_cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemcpyNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams), hGraphExec, node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams, "libcudart.so.12", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExecMemcpyNodeSetParams, cudaGraphExecMemcpyNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams, "libcudart.so.11.0", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExecMemcpyNodeSetParams, cudaGraphExecMemcpyNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParams1D(uint8_t via, void *realp, void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind)
 {
@@ -4094,21 +3840,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParams1
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D), hGraphExec, node, dst, src, count, kind); }
+static uint32_t cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D), hGraphExec, node, dst, src, count, kind); }
 static uint32_t cs_d_cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParams1D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D), hGraphExec, node, dst, src, count, kind); }
 static uint32_t cs_g_cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParams1D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D), hGraphExec, node, dst, src, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D, "libcudart.so.12", &slot), hGraphExec, node, dst, src, count, kind);
 }
-__asm__(".symver cs_v12_cudaGraphExecMemcpyNodeSetParams1D, cudaGraphExecMemcpyNodeSetParams1D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParams1D(void * hGraphExec, void * node, void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D, "libcudart.so.11.0", &slot), hGraphExec, node, dst, src, count, kind);
 }
-__asm__(".symver cs_v0_cudaGraphExecMemcpyNodeSetParams1D, cudaGraphExecMemcpyNodeSetParams1D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParamsFromSymbol(uint8_t via, void *realp, void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -4126,21 +3870,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParamsF
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol), hGraphExec, node, dst, symbol, count, offset, kind); }
+static uint32_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol), hGraphExec, node, dst, symbol, count, offset, kind); }
 static uint32_t cs_d_cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsFromSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol), hGraphExec, node, dst, symbol, count, offset, kind); }
 static uint32_t cs_g_cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsFromSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol), hGraphExec, node, dst, symbol, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "libcudart.so.12", &slot), hGraphExec, node, dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudaGraphExecMemcpyNodeSetParamsFromSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParamsFromSymbol(void * hGraphExec, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "libcudart.so.11.0", &slot), hGraphExec, node, dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudaGraphExecMemcpyNodeSetParamsFromSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParamsToSymbol(uint8_t via, void *realp, void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -4158,21 +3900,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemcpyNodeSetParamsT
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol), hGraphExec, node, symbol, src, count, offset, kind); }
+static uint32_t cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol), hGraphExec, node, symbol, src, count, offset, kind); }
 static uint32_t cs_d_cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsToSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol), hGraphExec, node, symbol, src, count, offset, kind); }
 static uint32_t cs_g_cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphExecMemcpyNodeSetParamsToSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol), hGraphExec, node, symbol, src, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol, "libcudart.so.12", &slot), hGraphExec, node, symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaGraphExecMemcpyNodeSetParamsToSymbol, cudaGraphExecMemcpyNodeSetParamsToSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaGraphExecMemcpyNodeSetParamsToSymbol(void * hGraphExec, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol, "libcudart.so.11.0", &slot), hGraphExec, node, symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaGraphExecMemcpyNodeSetParamsToSymbol, cudaGraphExecMemcpyNodeSetParamsToSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemsetNodeSetParams(uint8_t via, void *realp, void * hGraphExec, void * node, void * pNodeParams)
 {
@@ -4190,21 +3930,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecMemsetNodeSetParams(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemsetNodeSetParams), hGraphExec, node, pNodeParams); }
+static uint32_t cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemsetNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_d_cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemsetNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemsetNodeSetParams), hGraphExec, node, pNodeParams); }
 static uint32_t cs_g_cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams) { return cs_w_cudaGraphExecMemsetNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecMemsetNodeSetParams), hGraphExec, node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemsetNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemsetNodeSetParams, "libcudart.so.12", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExecMemsetNodeSetParams, cudaGraphExecMemsetNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphExecMemsetNodeSetParams(void * hGraphExec, void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecMemsetNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecMemsetNodeSetParams, "libcudart.so.11.0", &slot), hGraphExec, node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExecMemsetNodeSetParams, cudaGraphExecMemsetNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecNodeSetParams(uint8_t via, void *realp, void * graphExec, void * node, void * nodeParams)
 {
@@ -4222,21 +3960,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecNodeSetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams) { return cs_w_cudaGraphExecNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecNodeSetParams), graphExec, node, nodeParams); }
+static uint32_t cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams) { return cs_w_cudaGraphExecNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecNodeSetParams), graphExec, node, nodeParams); }
 static uint32_t cs_d_cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams) { return cs_w_cudaGraphExecNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecNodeSetParams), graphExec, node, nodeParams); }
 static uint32_t cs_g_cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams) { return cs_w_cudaGraphExecNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecNodeSetParams), graphExec, node, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams)
+static uint32_t cs_v12_cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecNodeSetParams, "libcudart.so.12", &slot), graphExec, node, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExecNodeSetParams, cudaGraphExecNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams)
+static uint32_t cs_v0_cudaGraphExecNodeSetParams(void * graphExec, void * node, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecNodeSetParams, "libcudart.so.11.0", &slot), graphExec, node, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExecNodeSetParams, cudaGraphExecNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecUpdate(uint8_t via, void *realp, void * hGraphExec, void * hGraph, void * resultInfo)
 {
@@ -4254,21 +3990,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExecUpdate(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cudaGraphExecUpdate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecUpdate), hGraphExec, hGraph, resultInfo); }
+static uint32_t cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cudaGraphExecUpdate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecUpdate), hGraphExec, hGraph, resultInfo); }
 static uint32_t cs_d_cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cudaGraphExecUpdate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecUpdate), hGraphExec, hGraph, resultInfo); }
 static uint32_t cs_g_cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo) { return cs_w_cudaGraphExecUpdate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExecUpdate), hGraphExec, hGraph, resultInfo); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo)
+static uint32_t cs_v12_cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecUpdate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecUpdate, "libcudart.so.12", &slot), hGraphExec, hGraph, resultInfo);
 }
-__asm__(".symver cs_v12_cudaGraphExecUpdate, cudaGraphExecUpdate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo)
+static uint32_t cs_v0_cudaGraphExecUpdate(void * hGraphExec, void * hGraph, void * resultInfo)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExecUpdate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExecUpdate, "libcudart.so.11.0", &slot), hGraphExec, hGraph, resultInfo);
 }
-__asm__(".symver cs_v0_cudaGraphExecUpdate, cudaGraphExecUpdate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresSignalNodeGetParams(uint8_t via, void *realp, void * hNode, void * params_out)
 {
@@ -4286,21 +4020,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresSignal
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
+static uint32_t cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
 static uint32_t cs_d_cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
 static uint32_t cs_g_cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams), hNode, params_out); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out)
+static uint32_t cs_v12_cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams, "libcudart.so.12", &slot), hNode, params_out);
 }
-__asm__(".symver cs_v12_cudaGraphExternalSemaphoresSignalNodeGetParams, cudaGraphExternalSemaphoresSignalNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out)
+static uint32_t cs_v0_cudaGraphExternalSemaphoresSignalNodeGetParams(void * hNode, void * params_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresSignalNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams, "libcudart.so.11.0", &slot), hNode, params_out);
 }
-__asm__(".symver cs_v0_cudaGraphExternalSemaphoresSignalNodeGetParams, cudaGraphExternalSemaphoresSignalNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresSignalNodeSetParams(uint8_t via, void *realp, void * hNode, void * nodeParams)
 {
@@ -4318,21 +4050,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresSignal
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
+static uint32_t cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams), hNode, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams)
+static uint32_t cs_v12_cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams, "libcudart.so.12", &slot), hNode, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExternalSemaphoresSignalNodeSetParams, cudaGraphExternalSemaphoresSignalNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams)
+static uint32_t cs_v0_cudaGraphExternalSemaphoresSignalNodeSetParams(void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresSignalNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams, "libcudart.so.11.0", &slot), hNode, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExternalSemaphoresSignalNodeSetParams, cudaGraphExternalSemaphoresSignalNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresWaitNodeGetParams(uint8_t via, void *realp, void * hNode, void * params_out)
 {
@@ -4350,21 +4080,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresWaitNo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
+static uint32_t cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
 static uint32_t cs_d_cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
 static uint32_t cs_g_cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out) { return cs_w_cudaGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams), hNode, params_out); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out)
+static uint32_t cs_v12_cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams, "libcudart.so.12", &slot), hNode, params_out);
 }
-__asm__(".symver cs_v12_cudaGraphExternalSemaphoresWaitNodeGetParams, cudaGraphExternalSemaphoresWaitNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out)
+static uint32_t cs_v0_cudaGraphExternalSemaphoresWaitNodeGetParams(void * hNode, void * params_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresWaitNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams, "libcudart.so.11.0", &slot), hNode, params_out);
 }
-__asm__(".symver cs_v0_cudaGraphExternalSemaphoresWaitNodeGetParams, cudaGraphExternalSemaphoresWaitNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresWaitNodeSetParams(uint8_t via, void *realp, void * hNode, void * nodeParams)
 {
@@ -4382,21 +4110,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphExternalSemaphoresWaitNo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
+static uint32_t cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_d_cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
 static uint32_t cs_g_cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams) { return cs_w_cudaGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams), hNode, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams)
+static uint32_t cs_v12_cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams, "libcudart.so.12", &slot), hNode, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphExternalSemaphoresWaitNodeSetParams, cudaGraphExternalSemaphoresWaitNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams)
+static uint32_t cs_v0_cudaGraphExternalSemaphoresWaitNodeSetParams(void * hNode, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphExternalSemaphoresWaitNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams, "libcudart.so.11.0", &slot), hNode, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphExternalSemaphoresWaitNodeSetParams, cudaGraphExternalSemaphoresWaitNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphGetEdges(uint8_t via, void *realp, void * graph, void * from, void * to, void * edgeData, void * numEdges)
 {
@@ -4414,21 +4140,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphGetEdges(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cudaGraphGetEdges(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetEdges), graph, from, to, edgeData, numEdges); }
+static uint32_t cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cudaGraphGetEdges(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetEdges), graph, from, to, edgeData, numEdges); }
 static uint32_t cs_d_cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cudaGraphGetEdges(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetEdges), graph, from, to, edgeData, numEdges); }
 static uint32_t cs_g_cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges) { return cs_w_cudaGraphGetEdges(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetEdges), graph, from, to, edgeData, numEdges); }
-CS_EXPORT uint32_t cs_v12_cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges)
+static uint32_t cs_v12_cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphGetEdges(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphGetEdges, "libcudart.so.12", &slot), graph, from, to, edgeData, numEdges);
 }
-__asm__(".symver cs_v12_cudaGraphGetEdges, cudaGraphGetEdges@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges)
+static uint32_t cs_v0_cudaGraphGetEdges(void * graph, void * from, void * to, void * edgeData, void * numEdges)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphGetEdges(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphGetEdges, "libcudart.so.11.0", &slot), graph, from, to, edgeData, numEdges);
 }
-__asm__(".symver cs_v0_cudaGraphGetEdges, cudaGraphGetEdges@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphGetNodes(uint8_t via, void *realp, void * graph, void * nodes, void * numNodes)
 {
@@ -4446,21 +4170,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphGetNodes(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphGetNodes(void * graph, void * nodes, void * numNodes) { return cs_w_cudaGraphGetNodes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetNodes), graph, nodes, numNodes); }
+static uint32_t cudaGraphGetNodes(void * graph, void * nodes, void * numNodes) { return cs_w_cudaGraphGetNodes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetNodes), graph, nodes, numNodes); }
 static uint32_t cs_d_cudaGraphGetNodes(void * graph, void * nodes, void * numNodes) { return cs_w_cudaGraphGetNodes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetNodes), graph, nodes, numNodes); }
 static uint32_t cs_g_cudaGraphGetNodes(void * graph, void * nodes, void * numNodes) { return cs_w_cudaGraphGetNodes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetNodes), graph, nodes, numNodes); }
-CS_EXPORT uint32_t cs_v12_cudaGraphGetNodes(void * graph, void * nodes, void * numNodes)
+static uint32_t cs_v12_cudaGraphGetNodes(void * graph, void * nodes, void * numNodes)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphGetNodes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphGetNodes, "libcudart.so.12", &slot), graph, nodes, numNodes);
 }
-__asm__(".symver cs_v12_cudaGraphGetNodes, cudaGraphGetNodes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphGetNodes(void * graph, void * nodes, void * numNodes)
+static uint32_t cs_v0_cudaGraphGetNodes(void * graph, void * nodes, void * numNodes)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphGetNodes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphGetNodes, "libcudart.so.11.0", &slot), graph, nodes, numNodes);
 }
-__asm__(".symver cs_v0_cudaGraphGetNodes, cudaGraphGetNodes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphGetRootNodes(uint8_t via, void *realp, void * graph, void * pRootNodes, void * pNumRootNodes)
 {
@@ -4478,21 +4200,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphGetRootNodes(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes) { return cs_w_cudaGraphGetRootNodes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetRootNodes), graph, pRootNodes, pNumRootNodes); }
+static uint32_t cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes) { return cs_w_cudaGraphGetRootNodes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetRootNodes), graph, pRootNodes, pNumRootNodes); }
 static uint32_t cs_d_cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes) { return cs_w_cudaGraphGetRootNodes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetRootNodes), graph, pRootNodes, pNumRootNodes); }
 static uint32_t cs_g_cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes) { return cs_w_cudaGraphGetRootNodes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphGetRootNodes), graph, pRootNodes, pNumRootNodes); }
-CS_EXPORT uint32_t cs_v12_cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes)
+static uint32_t cs_v12_cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphGetRootNodes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphGetRootNodes, "libcudart.so.12", &slot), graph, pRootNodes, pNumRootNodes);
 }
-__asm__(".symver cs_v12_cudaGraphGetRootNodes, cudaGraphGetRootNodes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes)
+static uint32_t cs_v0_cudaGraphGetRootNodes(void * graph, void * pRootNodes, void * pNumRootNodes)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphGetRootNodes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphGetRootNodes, "libcudart.so.11.0", &slot), graph, pRootNodes, pNumRootNodes);
 }
-__asm__(".symver cs_v0_cudaGraphGetRootNodes, cudaGraphGetRootNodes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphHostNodeGetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -4510,21 +4230,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphHostNodeGetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphHostNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeGetParams), node, pNodeParams); }
+static uint32_t cudaGraphHostNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeGetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphHostNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeGetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphHostNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeGetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphHostNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphHostNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphHostNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeGetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphHostNodeGetParams, cudaGraphHostNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphHostNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphHostNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphHostNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeGetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphHostNodeGetParams, cudaGraphHostNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphHostNodeSetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -4542,21 +4260,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphHostNodeSetParams(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphHostNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeSetParams), node, pNodeParams); }
+static uint32_t cudaGraphHostNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeSetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphHostNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeSetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphHostNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphHostNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeSetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphHostNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphHostNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphHostNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeSetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphHostNodeSetParams, cudaGraphHostNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphHostNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphHostNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphHostNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphHostNodeSetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphHostNodeSetParams, cudaGraphHostNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiate(uint8_t via, void *realp, void * pGraphExec, void * graph, uint64_t flags)
 {
@@ -4574,21 +4290,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiate(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiate), pGraphExec, graph, flags); }
+static uint32_t cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiate), pGraphExec, graph, flags); }
 static uint32_t cs_d_cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiate), pGraphExec, graph, flags); }
 static uint32_t cs_g_cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiate), pGraphExec, graph, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags)
+static uint32_t cs_v12_cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiate, "libcudart.so.12", &slot), pGraphExec, graph, flags);
 }
-__asm__(".symver cs_v12_cudaGraphInstantiate, cudaGraphInstantiate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags)
+static uint32_t cs_v0_cudaGraphInstantiate(void * pGraphExec, void * graph, uint64_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiate, "libcudart.so.11.0", &slot), pGraphExec, graph, flags);
 }
-__asm__(".symver cs_v0_cudaGraphInstantiate, cudaGraphInstantiate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiateWithFlags(uint8_t via, void *realp, void * pGraphExec, void * graph, uint64_t flags)
 {
@@ -4606,21 +4320,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiateWithFlags(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithFlags), pGraphExec, graph, flags); }
+static uint32_t cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithFlags), pGraphExec, graph, flags); }
 static uint32_t cs_d_cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiateWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithFlags), pGraphExec, graph, flags); }
 static uint32_t cs_g_cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags) { return cs_w_cudaGraphInstantiateWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithFlags), pGraphExec, graph, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags)
+static uint32_t cs_v12_cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiateWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithFlags, "libcudart.so.12", &slot), pGraphExec, graph, flags);
 }
-__asm__(".symver cs_v12_cudaGraphInstantiateWithFlags, cudaGraphInstantiateWithFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags)
+static uint32_t cs_v0_cudaGraphInstantiateWithFlags(void * pGraphExec, void * graph, uint64_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiateWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithFlags, "libcudart.so.11.0", &slot), pGraphExec, graph, flags);
 }
-__asm__(".symver cs_v0_cudaGraphInstantiateWithFlags, cudaGraphInstantiateWithFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiateWithParams(uint8_t via, void *realp, void * pGraphExec, void * graph, void * instantiateParams)
 {
@@ -4638,21 +4350,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiateWithParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams), pGraphExec, graph, instantiateParams); }
+static uint32_t cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams), pGraphExec, graph, instantiateParams); }
 static uint32_t cs_d_cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams), pGraphExec, graph, instantiateParams); }
 static uint32_t cs_g_cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams), pGraphExec, graph, instantiateParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams)
+static uint32_t cs_v12_cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiateWithParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams, "libcudart.so.12", &slot), pGraphExec, graph, instantiateParams);
 }
-__asm__(".symver cs_v12_cudaGraphInstantiateWithParams, cudaGraphInstantiateWithParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams)
+static uint32_t cs_v0_cudaGraphInstantiateWithParams(void * pGraphExec, void * graph, void * instantiateParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiateWithParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams, "libcudart.so.11.0", &slot), pGraphExec, graph, instantiateParams);
 }
-__asm__(".symver cs_v0_cudaGraphInstantiateWithParams, cudaGraphInstantiateWithParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiateWithParams_ptsz(uint8_t via, void *realp, void * pGraphExec, void * graph, void * instantiateParams)
 {
@@ -4670,21 +4380,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphInstantiateWithParams_pt
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams_ptsz), pGraphExec, graph, instantiateParams); }
+static uint32_t cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams_ptsz), pGraphExec, graph, instantiateParams); }
 static uint32_t cs_d_cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams_ptsz), pGraphExec, graph, instantiateParams); }
 static uint32_t cs_g_cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams) { return cs_w_cudaGraphInstantiateWithParams_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams_ptsz), pGraphExec, graph, instantiateParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams)
+static uint32_t cs_v12_cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiateWithParams_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams_ptsz, "libcudart.so.12", &slot), pGraphExec, graph, instantiateParams);
 }
-__asm__(".symver cs_v12_cudaGraphInstantiateWithParams_ptsz, cudaGraphInstantiateWithParams_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams)
+static uint32_t cs_v0_cudaGraphInstantiateWithParams_ptsz(void * pGraphExec, void * graph, void * instantiateParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphInstantiateWithParams_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphInstantiateWithParams_ptsz, "libcudart.so.11.0", &slot), pGraphExec, graph, instantiateParams);
 }
-__asm__(".symver cs_v0_cudaGraphInstantiateWithParams_ptsz, cudaGraphInstantiateWithParams_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeCopyAttributes(uint8_t via, void *realp, void * hDst, void * hSrc)
 {
@@ -4702,21 +4410,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeCopyAttributes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc) { return cs_w_cudaGraphKernelNodeCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeCopyAttributes), hDst, hSrc); }
+static uint32_t cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc) { return cs_w_cudaGraphKernelNodeCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeCopyAttributes), hDst, hSrc); }
 static uint32_t cs_d_cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc) { return cs_w_cudaGraphKernelNodeCopyAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeCopyAttributes), hDst, hSrc); }
 static uint32_t cs_g_cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc) { return cs_w_cudaGraphKernelNodeCopyAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeCopyAttributes), hDst, hSrc); }
-CS_EXPORT uint32_t cs_v12_cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc)
+static uint32_t cs_v12_cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeCopyAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeCopyAttributes, "libcudart.so.12", &slot), hDst, hSrc);
 }
-__asm__(".symver cs_v12_cudaGraphKernelNodeCopyAttributes, cudaGraphKernelNodeCopyAttributes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc)
+static uint32_t cs_v0_cudaGraphKernelNodeCopyAttributes(void * hDst, void * hSrc)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeCopyAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeCopyAttributes, "libcudart.so.11.0", &slot), hDst, hSrc);
 }
-__asm__(".symver cs_v0_cudaGraphKernelNodeCopyAttributes, cudaGraphKernelNodeCopyAttributes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeGetAttribute(uint8_t via, void *realp, void * hNode, uint32_t attr, void * value_out)
 {
@@ -4734,21 +4440,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeGetAttribute(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cudaGraphKernelNodeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetAttribute), hNode, attr, value_out); }
+static uint32_t cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cudaGraphKernelNodeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetAttribute), hNode, attr, value_out); }
 static uint32_t cs_d_cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cudaGraphKernelNodeGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetAttribute), hNode, attr, value_out); }
 static uint32_t cs_g_cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out) { return cs_w_cudaGraphKernelNodeGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetAttribute), hNode, attr, value_out); }
-CS_EXPORT uint32_t cs_v12_cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out)
+static uint32_t cs_v12_cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetAttribute, "libcudart.so.12", &slot), hNode, attr, value_out);
 }
-__asm__(".symver cs_v12_cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeGetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out)
+static uint32_t cs_v0_cudaGraphKernelNodeGetAttribute(void * hNode, uint32_t attr, void * value_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetAttribute, "libcudart.so.11.0", &slot), hNode, attr, value_out);
 }
-__asm__(".symver cs_v0_cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeGetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeGetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -4766,21 +4470,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeGetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphKernelNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetParams), node, pNodeParams); }
+static uint32_t cudaGraphKernelNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphKernelNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphKernelNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphKernelNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphKernelNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphKernelNodeGetParams, cudaGraphKernelNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphKernelNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphKernelNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeGetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphKernelNodeGetParams, cudaGraphKernelNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeSetAttribute(uint8_t via, void *realp, void * hNode, uint32_t attr, void * value)
 {
@@ -4798,21 +4500,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeSetAttribute(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cudaGraphKernelNodeSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetAttribute), hNode, attr, value); }
+static uint32_t cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cudaGraphKernelNodeSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetAttribute), hNode, attr, value); }
 static uint32_t cs_d_cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cudaGraphKernelNodeSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetAttribute), hNode, attr, value); }
 static uint32_t cs_g_cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value) { return cs_w_cudaGraphKernelNodeSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetAttribute), hNode, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value)
+static uint32_t cs_v12_cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetAttribute, "libcudart.so.12", &slot), hNode, attr, value);
 }
-__asm__(".symver cs_v12_cudaGraphKernelNodeSetAttribute, cudaGraphKernelNodeSetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value)
+static uint32_t cs_v0_cudaGraphKernelNodeSetAttribute(void * hNode, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetAttribute, "libcudart.so.11.0", &slot), hNode, attr, value);
 }
-__asm__(".symver cs_v0_cudaGraphKernelNodeSetAttribute, cudaGraphKernelNodeSetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeSetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -4830,21 +4530,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphKernelNodeSetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphKernelNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetParams), node, pNodeParams); }
+static uint32_t cudaGraphKernelNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphKernelNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphKernelNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphKernelNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphKernelNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphKernelNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphKernelNodeSetParams, cudaGraphKernelNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphKernelNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphKernelNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphKernelNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphKernelNodeSetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphKernelNodeSetParams, cudaGraphKernelNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphLaunch(uint8_t via, void *realp, void * graphExec, void * stream)
 {
@@ -4862,21 +4560,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphLaunch(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphLaunch(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch), graphExec, stream); }
+static uint32_t cudaGraphLaunch(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch), graphExec, stream); }
 static uint32_t cs_d_cudaGraphLaunch(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch), graphExec, stream); }
 static uint32_t cs_g_cudaGraphLaunch(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch), graphExec, stream); }
-CS_EXPORT uint32_t cs_v12_cudaGraphLaunch(void * graphExec, void * stream)
+static uint32_t cs_v12_cudaGraphLaunch(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphLaunch(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphLaunch, "libcudart.so.12", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v12_cudaGraphLaunch, cudaGraphLaunch@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphLaunch(void * graphExec, void * stream)
+static uint32_t cs_v0_cudaGraphLaunch(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphLaunch(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphLaunch, "libcudart.so.11.0", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v0_cudaGraphLaunch, cudaGraphLaunch@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphLaunch_ptsz(uint8_t via, void *realp, void * graphExec, void * stream)
 {
@@ -4894,21 +4590,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphLaunch_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphLaunch_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch_ptsz), graphExec, stream); }
+static uint32_t cudaGraphLaunch_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch_ptsz), graphExec, stream); }
 static uint32_t cs_d_cudaGraphLaunch_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch_ptsz), graphExec, stream); }
 static uint32_t cs_g_cudaGraphLaunch_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphLaunch_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphLaunch_ptsz), graphExec, stream); }
-CS_EXPORT uint32_t cs_v12_cudaGraphLaunch_ptsz(void * graphExec, void * stream)
+static uint32_t cs_v12_cudaGraphLaunch_ptsz(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphLaunch_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphLaunch_ptsz, "libcudart.so.12", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v12_cudaGraphLaunch_ptsz, cudaGraphLaunch_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphLaunch_ptsz(void * graphExec, void * stream)
+static uint32_t cs_v0_cudaGraphLaunch_ptsz(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphLaunch_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphLaunch_ptsz, "libcudart.so.11.0", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v0_cudaGraphLaunch_ptsz, cudaGraphLaunch_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemAllocNodeGetParams(uint8_t via, void *realp, void * node, void * params_out)
 {
@@ -4926,21 +4620,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemAllocNodeGetParams(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemAllocNodeGetParams(void * node, void * params_out) { return cs_w_cudaGraphMemAllocNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemAllocNodeGetParams), node, params_out); }
+static uint32_t cudaGraphMemAllocNodeGetParams(void * node, void * params_out) { return cs_w_cudaGraphMemAllocNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemAllocNodeGetParams), node, params_out); }
 static uint32_t cs_d_cudaGraphMemAllocNodeGetParams(void * node, void * params_out) { return cs_w_cudaGraphMemAllocNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemAllocNodeGetParams), node, params_out); }
 static uint32_t cs_g_cudaGraphMemAllocNodeGetParams(void * node, void * params_out) { return cs_w_cudaGraphMemAllocNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemAllocNodeGetParams), node, params_out); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemAllocNodeGetParams(void * node, void * params_out)
+static uint32_t cs_v12_cudaGraphMemAllocNodeGetParams(void * node, void * params_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemAllocNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemAllocNodeGetParams, "libcudart.so.12", &slot), node, params_out);
 }
-__asm__(".symver cs_v12_cudaGraphMemAllocNodeGetParams, cudaGraphMemAllocNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemAllocNodeGetParams(void * node, void * params_out)
+static uint32_t cs_v0_cudaGraphMemAllocNodeGetParams(void * node, void * params_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemAllocNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemAllocNodeGetParams, "libcudart.so.11.0", &slot), node, params_out);
 }
-__asm__(".symver cs_v0_cudaGraphMemAllocNodeGetParams, cudaGraphMemAllocNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemFreeNodeGetParams(uint8_t via, void *realp, void * node, void * dptr_out)
 {
@@ -4958,21 +4650,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemFreeNodeGetParams(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out) { return cs_w_cudaGraphMemFreeNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemFreeNodeGetParams), node, dptr_out); }
+static uint32_t cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out) { return cs_w_cudaGraphMemFreeNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemFreeNodeGetParams), node, dptr_out); }
 static uint32_t cs_d_cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out) { return cs_w_cudaGraphMemFreeNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemFreeNodeGetParams), node, dptr_out); }
 static uint32_t cs_g_cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out) { return cs_w_cudaGraphMemFreeNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemFreeNodeGetParams), node, dptr_out); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out)
+static uint32_t cs_v12_cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemFreeNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemFreeNodeGetParams, "libcudart.so.12", &slot), node, dptr_out);
 }
-__asm__(".symver cs_v12_cudaGraphMemFreeNodeGetParams, cudaGraphMemFreeNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out)
+static uint32_t cs_v0_cudaGraphMemFreeNodeGetParams(void * node, void * dptr_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemFreeNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemFreeNodeGetParams, "libcudart.so.11.0", &slot), node, dptr_out);
 }
-__asm__(".symver cs_v0_cudaGraphMemFreeNodeGetParams, cudaGraphMemFreeNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeGetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -4990,21 +4680,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeGetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeGetParams), node, pNodeParams); }
+static uint32_t cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeGetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeGetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeGetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeGetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphMemcpyNodeGetParams, cudaGraphMemcpyNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphMemcpyNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeGetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphMemcpyNodeGetParams, cudaGraphMemcpyNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -5022,21 +4710,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams), node, pNodeParams); }
+static uint32_t cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemcpyNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphMemcpyNodeSetParams, cudaGraphMemcpyNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphMemcpyNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphMemcpyNodeSetParams, cudaGraphMemcpyNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParams1D(uint8_t via, void *realp, void * node, void * dst, void * src, uint64_t count, uint32_t kind)
 {
@@ -5054,21 +4740,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParams1D(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams1D), node, dst, src, count, kind); }
+static uint32_t cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams1D), node, dst, src, count, kind); }
 static uint32_t cs_d_cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParams1D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams1D), node, dst, src, count, kind); }
 static uint32_t cs_g_cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParams1D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams1D), node, dst, src, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams1D, "libcudart.so.12", &slot), node, dst, src, count, kind);
 }
-__asm__(".symver cs_v12_cudaGraphMemcpyNodeSetParams1D, cudaGraphMemcpyNodeSetParams1D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaGraphMemcpyNodeSetParams1D(void * node, void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParams1D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParams1D, "libcudart.so.11.0", &slot), node, dst, src, count, kind);
 }
-__asm__(".symver cs_v0_cudaGraphMemcpyNodeSetParams1D, cudaGraphMemcpyNodeSetParams1D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParamsFromSymbol(uint8_t via, void *realp, void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -5086,21 +4770,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParamsFromS
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol), node, dst, symbol, count, offset, kind); }
+static uint32_t cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol), node, dst, symbol, count, offset, kind); }
 static uint32_t cs_d_cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsFromSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol), node, dst, symbol, count, offset, kind); }
 static uint32_t cs_g_cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsFromSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol), node, dst, symbol, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol, "libcudart.so.12", &slot), node, dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaGraphMemcpyNodeSetParamsFromSymbol, cudaGraphMemcpyNodeSetParamsFromSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaGraphMemcpyNodeSetParamsFromSymbol(void * node, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParamsFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol, "libcudart.so.11.0", &slot), node, dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaGraphMemcpyNodeSetParamsFromSymbol, cudaGraphMemcpyNodeSetParamsFromSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParamsToSymbol(uint8_t via, void *realp, void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -5118,21 +4800,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemcpyNodeSetParamsToSym
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol), node, symbol, src, count, offset, kind); }
+static uint32_t cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol), node, symbol, src, count, offset, kind); }
 static uint32_t cs_d_cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsToSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol), node, symbol, src, count, offset, kind); }
 static uint32_t cs_g_cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaGraphMemcpyNodeSetParamsToSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol), node, symbol, src, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol, "libcudart.so.12", &slot), node, symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaGraphMemcpyNodeSetParamsToSymbol, cudaGraphMemcpyNodeSetParamsToSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaGraphMemcpyNodeSetParamsToSymbol(void * node, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemcpyNodeSetParamsToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol, "libcudart.so.11.0", &slot), node, symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaGraphMemcpyNodeSetParamsToSymbol, cudaGraphMemcpyNodeSetParamsToSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemsetNodeGetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -5150,21 +4830,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemsetNodeGetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeGetParams), node, pNodeParams); }
+static uint32_t cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeGetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeGetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeGetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeGetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeGetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeGetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemsetNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeGetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphMemsetNodeGetParams, cudaGraphMemsetNodeGetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphMemsetNodeGetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemsetNodeGetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeGetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphMemsetNodeGetParams, cudaGraphMemsetNodeGetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemsetNodeSetParams(uint8_t via, void *realp, void * node, void * pNodeParams)
 {
@@ -5182,21 +4860,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphMemsetNodeSetParams(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeSetParams), node, pNodeParams); }
+static uint32_t cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeSetParams), node, pNodeParams); }
 static uint32_t cs_d_cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeSetParams), node, pNodeParams); }
 static uint32_t cs_g_cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams) { return cs_w_cudaGraphMemsetNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeSetParams), node, pNodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v12_cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemsetNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeSetParams, "libcudart.so.12", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphMemsetNodeSetParams, cudaGraphMemsetNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams)
+static uint32_t cs_v0_cudaGraphMemsetNodeSetParams(void * node, void * pNodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphMemsetNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphMemsetNodeSetParams, "libcudart.so.11.0", &slot), node, pNodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphMemsetNodeSetParams, cudaGraphMemsetNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeFindInClone(uint8_t via, void *realp, void * pNode, void * originalNode, void * clonedGraph)
 {
@@ -5214,21 +4890,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeFindInClone(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph) { return cs_w_cudaGraphNodeFindInClone(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeFindInClone), pNode, originalNode, clonedGraph); }
+static uint32_t cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph) { return cs_w_cudaGraphNodeFindInClone(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeFindInClone), pNode, originalNode, clonedGraph); }
 static uint32_t cs_d_cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph) { return cs_w_cudaGraphNodeFindInClone(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeFindInClone), pNode, originalNode, clonedGraph); }
 static uint32_t cs_g_cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph) { return cs_w_cudaGraphNodeFindInClone(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeFindInClone), pNode, originalNode, clonedGraph); }
-CS_EXPORT uint32_t cs_v12_cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph)
+static uint32_t cs_v12_cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeFindInClone(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeFindInClone, "libcudart.so.12", &slot), pNode, originalNode, clonedGraph);
 }
-__asm__(".symver cs_v12_cudaGraphNodeFindInClone, cudaGraphNodeFindInClone@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph)
+static uint32_t cs_v0_cudaGraphNodeFindInClone(void * pNode, void * originalNode, void * clonedGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeFindInClone(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeFindInClone, "libcudart.so.11.0", &slot), pNode, originalNode, clonedGraph);
 }
-__asm__(".symver cs_v0_cudaGraphNodeFindInClone, cudaGraphNodeFindInClone@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetDependencies(uint8_t via, void *realp, void * node, void * pDependencies, void * edgeData, void * pNumDependencies)
 {
@@ -5246,21 +4920,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetDependencies(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies) { return cs_w_cudaGraphNodeGetDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependencies), node, pDependencies, edgeData, pNumDependencies); }
+static uint32_t cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies) { return cs_w_cudaGraphNodeGetDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependencies), node, pDependencies, edgeData, pNumDependencies); }
 static uint32_t cs_d_cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies) { return cs_w_cudaGraphNodeGetDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependencies), node, pDependencies, edgeData, pNumDependencies); }
 static uint32_t cs_g_cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies) { return cs_w_cudaGraphNodeGetDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependencies), node, pDependencies, edgeData, pNumDependencies); }
-CS_EXPORT uint32_t cs_v12_cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies)
+static uint32_t cs_v12_cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependencies, "libcudart.so.12", &slot), node, pDependencies, edgeData, pNumDependencies);
 }
-__asm__(".symver cs_v12_cudaGraphNodeGetDependencies, cudaGraphNodeGetDependencies@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies)
+static uint32_t cs_v0_cudaGraphNodeGetDependencies(void * node, void * pDependencies, void * edgeData, void * pNumDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependencies, "libcudart.so.11.0", &slot), node, pDependencies, edgeData, pNumDependencies);
 }
-__asm__(".symver cs_v0_cudaGraphNodeGetDependencies, cudaGraphNodeGetDependencies@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetDependentNodes(uint8_t via, void *realp, void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes)
 {
@@ -5278,21 +4950,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetDependentNodes(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes) { return cs_w_cudaGraphNodeGetDependentNodes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependentNodes), node, pDependentNodes, edgeData, pNumDependentNodes); }
+static uint32_t cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes) { return cs_w_cudaGraphNodeGetDependentNodes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependentNodes), node, pDependentNodes, edgeData, pNumDependentNodes); }
 static uint32_t cs_d_cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes) { return cs_w_cudaGraphNodeGetDependentNodes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependentNodes), node, pDependentNodes, edgeData, pNumDependentNodes); }
 static uint32_t cs_g_cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes) { return cs_w_cudaGraphNodeGetDependentNodes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependentNodes), node, pDependentNodes, edgeData, pNumDependentNodes); }
-CS_EXPORT uint32_t cs_v12_cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes)
+static uint32_t cs_v12_cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetDependentNodes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependentNodes, "libcudart.so.12", &slot), node, pDependentNodes, edgeData, pNumDependentNodes);
 }
-__asm__(".symver cs_v12_cudaGraphNodeGetDependentNodes, cudaGraphNodeGetDependentNodes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes)
+static uint32_t cs_v0_cudaGraphNodeGetDependentNodes(void * node, void * pDependentNodes, void * edgeData, void * pNumDependentNodes)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetDependentNodes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetDependentNodes, "libcudart.so.11.0", &slot), node, pDependentNodes, edgeData, pNumDependentNodes);
 }
-__asm__(".symver cs_v0_cudaGraphNodeGetDependentNodes, cudaGraphNodeGetDependentNodes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetEnabled(uint8_t via, void *realp, void * hGraphExec, void * hNode, void * isEnabled)
 {
@@ -5310,21 +4980,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetEnabled(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cudaGraphNodeGetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
+static uint32_t cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cudaGraphNodeGetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_d_cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cudaGraphNodeGetEnabled(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_g_cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled) { return cs_w_cudaGraphNodeGetEnabled(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetEnabled), hGraphExec, hNode, isEnabled); }
-CS_EXPORT uint32_t cs_v12_cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled)
+static uint32_t cs_v12_cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetEnabled(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetEnabled, "libcudart.so.12", &slot), hGraphExec, hNode, isEnabled);
 }
-__asm__(".symver cs_v12_cudaGraphNodeGetEnabled, cudaGraphNodeGetEnabled@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled)
+static uint32_t cs_v0_cudaGraphNodeGetEnabled(void * hGraphExec, void * hNode, void * isEnabled)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetEnabled(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetEnabled, "libcudart.so.11.0", &slot), hGraphExec, hNode, isEnabled);
 }
-__asm__(".symver cs_v0_cudaGraphNodeGetEnabled, cudaGraphNodeGetEnabled@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetType(uint8_t via, void *realp, void * node, void * pType)
 {
@@ -5342,21 +5010,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeGetType(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphNodeGetType(void * node, void * pType) { return cs_w_cudaGraphNodeGetType(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetType), node, pType); }
+static uint32_t cudaGraphNodeGetType(void * node, void * pType) { return cs_w_cudaGraphNodeGetType(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetType), node, pType); }
 static uint32_t cs_d_cudaGraphNodeGetType(void * node, void * pType) { return cs_w_cudaGraphNodeGetType(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetType), node, pType); }
 static uint32_t cs_g_cudaGraphNodeGetType(void * node, void * pType) { return cs_w_cudaGraphNodeGetType(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetType), node, pType); }
-CS_EXPORT uint32_t cs_v12_cudaGraphNodeGetType(void * node, void * pType)
+static uint32_t cs_v12_cudaGraphNodeGetType(void * node, void * pType)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetType(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetType, "libcudart.so.12", &slot), node, pType);
 }
-__asm__(".symver cs_v12_cudaGraphNodeGetType, cudaGraphNodeGetType@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphNodeGetType(void * node, void * pType)
+static uint32_t cs_v0_cudaGraphNodeGetType(void * node, void * pType)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeGetType(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeGetType, "libcudart.so.11.0", &slot), node, pType);
 }
-__asm__(".symver cs_v0_cudaGraphNodeGetType, cudaGraphNodeGetType@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeSetEnabled(uint8_t via, void *realp, void * hGraphExec, void * hNode, uint32_t isEnabled)
 {
@@ -5374,21 +5040,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeSetEnabled(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cudaGraphNodeSetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
+static uint32_t cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cudaGraphNodeSetEnabled(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_d_cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cudaGraphNodeSetEnabled(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
 static uint32_t cs_g_cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled) { return cs_w_cudaGraphNodeSetEnabled(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetEnabled), hGraphExec, hNode, isEnabled); }
-CS_EXPORT uint32_t cs_v12_cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled)
+static uint32_t cs_v12_cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeSetEnabled(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetEnabled, "libcudart.so.12", &slot), hGraphExec, hNode, isEnabled);
 }
-__asm__(".symver cs_v12_cudaGraphNodeSetEnabled, cudaGraphNodeSetEnabled@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled)
+static uint32_t cs_v0_cudaGraphNodeSetEnabled(void * hGraphExec, void * hNode, uint32_t isEnabled)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeSetEnabled(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetEnabled, "libcudart.so.11.0", &slot), hGraphExec, hNode, isEnabled);
 }
-__asm__(".symver cs_v0_cudaGraphNodeSetEnabled, cudaGraphNodeSetEnabled@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeSetParams(uint8_t via, void *realp, void * node, void * nodeParams)
 {
@@ -5406,21 +5070,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphNodeSetParams(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphNodeSetParams(void * node, void * nodeParams) { return cs_w_cudaGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetParams), node, nodeParams); }
+static uint32_t cudaGraphNodeSetParams(void * node, void * nodeParams) { return cs_w_cudaGraphNodeSetParams(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetParams), node, nodeParams); }
 static uint32_t cs_d_cudaGraphNodeSetParams(void * node, void * nodeParams) { return cs_w_cudaGraphNodeSetParams(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetParams), node, nodeParams); }
 static uint32_t cs_g_cudaGraphNodeSetParams(void * node, void * nodeParams) { return cs_w_cudaGraphNodeSetParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetParams), node, nodeParams); }
-CS_EXPORT uint32_t cs_v12_cudaGraphNodeSetParams(void * node, void * nodeParams)
+static uint32_t cs_v12_cudaGraphNodeSetParams(void * node, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetParams, "libcudart.so.12", &slot), node, nodeParams);
 }
-__asm__(".symver cs_v12_cudaGraphNodeSetParams, cudaGraphNodeSetParams@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphNodeSetParams(void * node, void * nodeParams)
+static uint32_t cs_v0_cudaGraphNodeSetParams(void * node, void * nodeParams)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphNodeSetParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphNodeSetParams, "libcudart.so.11.0", &slot), node, nodeParams);
 }
-__asm__(".symver cs_v0_cudaGraphNodeSetParams, cudaGraphNodeSetParams@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphReleaseUserObject(uint8_t via, void *realp, void * graph, void * object, uint32_t count)
 {
@@ -5438,21 +5100,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphReleaseUserObject(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cudaGraphReleaseUserObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphReleaseUserObject), graph, object, count); }
+static uint32_t cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cudaGraphReleaseUserObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphReleaseUserObject), graph, object, count); }
 static uint32_t cs_d_cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cudaGraphReleaseUserObject(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphReleaseUserObject), graph, object, count); }
 static uint32_t cs_g_cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count) { return cs_w_cudaGraphReleaseUserObject(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphReleaseUserObject), graph, object, count); }
-CS_EXPORT uint32_t cs_v12_cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count)
+static uint32_t cs_v12_cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphReleaseUserObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphReleaseUserObject, "libcudart.so.12", &slot), graph, object, count);
 }
-__asm__(".symver cs_v12_cudaGraphReleaseUserObject, cudaGraphReleaseUserObject@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count)
+static uint32_t cs_v0_cudaGraphReleaseUserObject(void * graph, void * object, uint32_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphReleaseUserObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphReleaseUserObject, "libcudart.so.11.0", &slot), graph, object, count);
 }
-__asm__(".symver cs_v0_cudaGraphReleaseUserObject, cudaGraphReleaseUserObject@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphRemoveDependencies(uint8_t via, void *realp, void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
 {
@@ -5470,21 +5130,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphRemoveDependencies(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphRemoveDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRemoveDependencies), graph, from, to, edgeData, numDependencies); }
+static uint32_t cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphRemoveDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRemoveDependencies), graph, from, to, edgeData, numDependencies); }
 static uint32_t cs_d_cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphRemoveDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRemoveDependencies), graph, from, to, edgeData, numDependencies); }
 static uint32_t cs_g_cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies) { return cs_w_cudaGraphRemoveDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRemoveDependencies), graph, from, to, edgeData, numDependencies); }
-CS_EXPORT uint32_t cs_v12_cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
+static uint32_t cs_v12_cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphRemoveDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphRemoveDependencies, "libcudart.so.12", &slot), graph, from, to, edgeData, numDependencies);
 }
-__asm__(".symver cs_v12_cudaGraphRemoveDependencies, cudaGraphRemoveDependencies@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
+static uint32_t cs_v0_cudaGraphRemoveDependencies(void * graph, void * from, void * to, void * edgeData, uint64_t numDependencies)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphRemoveDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphRemoveDependencies, "libcudart.so.11.0", &slot), graph, from, to, edgeData, numDependencies);
 }
-__asm__(".symver cs_v0_cudaGraphRemoveDependencies, cudaGraphRemoveDependencies@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphRetainUserObject(uint8_t via, void *realp, void * graph, void * object, uint32_t count, uint32_t flags)
 {
@@ -5502,21 +5160,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphRetainUserObject(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cudaGraphRetainUserObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRetainUserObject), graph, object, count, flags); }
+static uint32_t cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cudaGraphRetainUserObject(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRetainUserObject), graph, object, count, flags); }
 static uint32_t cs_d_cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cudaGraphRetainUserObject(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRetainUserObject), graph, object, count, flags); }
 static uint32_t cs_g_cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags) { return cs_w_cudaGraphRetainUserObject(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphRetainUserObject), graph, object, count, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags)
+static uint32_t cs_v12_cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphRetainUserObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphRetainUserObject, "libcudart.so.12", &slot), graph, object, count, flags);
 }
-__asm__(".symver cs_v12_cudaGraphRetainUserObject, cudaGraphRetainUserObject@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags)
+static uint32_t cs_v0_cudaGraphRetainUserObject(void * graph, void * object, uint32_t count, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphRetainUserObject(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphRetainUserObject, "libcudart.so.11.0", &slot), graph, object, count, flags);
 }
-__asm__(".symver cs_v0_cudaGraphRetainUserObject, cudaGraphRetainUserObject@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphUpload(uint8_t via, void *realp, void * graphExec, void * stream)
 {
@@ -5534,21 +5190,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphUpload(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphUpload(void * graphExec, void * stream) { return cs_w_cudaGraphUpload(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload), graphExec, stream); }
+static uint32_t cudaGraphUpload(void * graphExec, void * stream) { return cs_w_cudaGraphUpload(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload), graphExec, stream); }
 static uint32_t cs_d_cudaGraphUpload(void * graphExec, void * stream) { return cs_w_cudaGraphUpload(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload), graphExec, stream); }
 static uint32_t cs_g_cudaGraphUpload(void * graphExec, void * stream) { return cs_w_cudaGraphUpload(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload), graphExec, stream); }
-CS_EXPORT uint32_t cs_v12_cudaGraphUpload(void * graphExec, void * stream)
+static uint32_t cs_v12_cudaGraphUpload(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphUpload(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphUpload, "libcudart.so.12", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v12_cudaGraphUpload, cudaGraphUpload@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphUpload(void * graphExec, void * stream)
+static uint32_t cs_v0_cudaGraphUpload(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphUpload(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphUpload, "libcudart.so.11.0", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v0_cudaGraphUpload, cudaGraphUpload@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphUpload_ptsz(uint8_t via, void *realp, void * graphExec, void * stream)
 {
@@ -5566,21 +5220,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphUpload_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphUpload_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphUpload_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload_ptsz), graphExec, stream); }
+static uint32_t cudaGraphUpload_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphUpload_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload_ptsz), graphExec, stream); }
 static uint32_t cs_d_cudaGraphUpload_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphUpload_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload_ptsz), graphExec, stream); }
 static uint32_t cs_g_cudaGraphUpload_ptsz(void * graphExec, void * stream) { return cs_w_cudaGraphUpload_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphUpload_ptsz), graphExec, stream); }
-CS_EXPORT uint32_t cs_v12_cudaGraphUpload_ptsz(void * graphExec, void * stream)
+static uint32_t cs_v12_cudaGraphUpload_ptsz(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphUpload_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphUpload_ptsz, "libcudart.so.12", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v12_cudaGraphUpload_ptsz, cudaGraphUpload_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphUpload_ptsz(void * graphExec, void * stream)
+static uint32_t cs_v0_cudaGraphUpload_ptsz(void * graphExec, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphUpload_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphUpload_ptsz, "libcudart.so.11.0", &slot), graphExec, stream);
 }
-__asm__(".symver cs_v0_cudaGraphUpload_ptsz, cudaGraphUpload_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsMapResources(uint8_t via, void *realp, int32_t count, void * resources, void * stream)
 {
@@ -5598,21 +5250,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsMapResources(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphicsMapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsMapResources(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsMapResources), count, resources, stream); }
+static uint32_t cudaGraphicsMapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsMapResources(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsMapResources), count, resources, stream); }
 static uint32_t cs_d_cudaGraphicsMapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsMapResources(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsMapResources), count, resources, stream); }
 static uint32_t cs_g_cudaGraphicsMapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsMapResources(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsMapResources), count, resources, stream); }
-CS_EXPORT uint32_t cs_v12_cudaGraphicsMapResources(int32_t count, void * resources, void * stream)
+static uint32_t cs_v12_cudaGraphicsMapResources(int32_t count, void * resources, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsMapResources(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsMapResources, "libcudart.so.12", &slot), count, resources, stream);
 }
-__asm__(".symver cs_v12_cudaGraphicsMapResources, cudaGraphicsMapResources@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphicsMapResources(int32_t count, void * resources, void * stream)
+static uint32_t cs_v0_cudaGraphicsMapResources(int32_t count, void * resources, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsMapResources(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsMapResources, "libcudart.so.11.0", &slot), count, resources, stream);
 }
-__asm__(".symver cs_v0_cudaGraphicsMapResources, cudaGraphicsMapResources@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsResourceGetMappedMipmappedArray(uint8_t via, void *realp, void * mipmappedArray, void * resource)
 {
@@ -5630,21 +5280,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsResourceGetMappedMipm
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource) { return cs_w_cudaGraphicsResourceGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray), mipmappedArray, resource); }
+static uint32_t cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource) { return cs_w_cudaGraphicsResourceGetMappedMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray), mipmappedArray, resource); }
 static uint32_t cs_d_cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource) { return cs_w_cudaGraphicsResourceGetMappedMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray), mipmappedArray, resource); }
 static uint32_t cs_g_cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource) { return cs_w_cudaGraphicsResourceGetMappedMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray), mipmappedArray, resource); }
-CS_EXPORT uint32_t cs_v12_cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource)
+static uint32_t cs_v12_cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsResourceGetMappedMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray, "libcudart.so.12", &slot), mipmappedArray, resource);
 }
-__asm__(".symver cs_v12_cudaGraphicsResourceGetMappedMipmappedArray, cudaGraphicsResourceGetMappedMipmappedArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource)
+static uint32_t cs_v0_cudaGraphicsResourceGetMappedMipmappedArray(void * mipmappedArray, void * resource)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsResourceGetMappedMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray, "libcudart.so.11.0", &slot), mipmappedArray, resource);
 }
-__asm__(".symver cs_v0_cudaGraphicsResourceGetMappedMipmappedArray, cudaGraphicsResourceGetMappedMipmappedArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsResourceGetMappedPointer(uint8_t via, void *realp, void * devPtr, void * size, void * resource)
 {
@@ -5662,21 +5310,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsResourceGetMappedPoin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource) { return cs_w_cudaGraphicsResourceGetMappedPointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedPointer), devPtr, size, resource); }
+static uint32_t cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource) { return cs_w_cudaGraphicsResourceGetMappedPointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedPointer), devPtr, size, resource); }
 static uint32_t cs_d_cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource) { return cs_w_cudaGraphicsResourceGetMappedPointer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedPointer), devPtr, size, resource); }
 static uint32_t cs_g_cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource) { return cs_w_cudaGraphicsResourceGetMappedPointer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedPointer), devPtr, size, resource); }
-CS_EXPORT uint32_t cs_v12_cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource)
+static uint32_t cs_v12_cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsResourceGetMappedPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedPointer, "libcudart.so.12", &slot), devPtr, size, resource);
 }
-__asm__(".symver cs_v12_cudaGraphicsResourceGetMappedPointer, cudaGraphicsResourceGetMappedPointer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource)
+static uint32_t cs_v0_cudaGraphicsResourceGetMappedPointer(void * devPtr, void * size, void * resource)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsResourceGetMappedPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceGetMappedPointer, "libcudart.so.11.0", &slot), devPtr, size, resource);
 }
-__asm__(".symver cs_v0_cudaGraphicsResourceGetMappedPointer, cudaGraphicsResourceGetMappedPointer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsResourceSetMapFlags(uint8_t via, void *realp, void * resource, uint32_t flags)
 {
@@ -5694,21 +5340,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsResourceSetMapFlags(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cudaGraphicsResourceSetMapFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceSetMapFlags), resource, flags); }
+static uint32_t cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cudaGraphicsResourceSetMapFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceSetMapFlags), resource, flags); }
 static uint32_t cs_d_cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cudaGraphicsResourceSetMapFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceSetMapFlags), resource, flags); }
 static uint32_t cs_g_cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags) { return cs_w_cudaGraphicsResourceSetMapFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceSetMapFlags), resource, flags); }
-CS_EXPORT uint32_t cs_v12_cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags)
+static uint32_t cs_v12_cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsResourceSetMapFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceSetMapFlags, "libcudart.so.12", &slot), resource, flags);
 }
-__asm__(".symver cs_v12_cudaGraphicsResourceSetMapFlags, cudaGraphicsResourceSetMapFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags)
+static uint32_t cs_v0_cudaGraphicsResourceSetMapFlags(void * resource, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsResourceSetMapFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsResourceSetMapFlags, "libcudart.so.11.0", &slot), resource, flags);
 }
-__asm__(".symver cs_v0_cudaGraphicsResourceSetMapFlags, cudaGraphicsResourceSetMapFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsSubResourceGetMappedArray(uint8_t via, void *realp, void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel)
 {
@@ -5726,21 +5370,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsSubResourceGetMappedA
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cudaGraphicsSubResourceGetMappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsSubResourceGetMappedArray), array, resource, arrayIndex, mipLevel); }
+static uint32_t cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cudaGraphicsSubResourceGetMappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsSubResourceGetMappedArray), array, resource, arrayIndex, mipLevel); }
 static uint32_t cs_d_cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cudaGraphicsSubResourceGetMappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsSubResourceGetMappedArray), array, resource, arrayIndex, mipLevel); }
 static uint32_t cs_g_cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel) { return cs_w_cudaGraphicsSubResourceGetMappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsSubResourceGetMappedArray), array, resource, arrayIndex, mipLevel); }
-CS_EXPORT uint32_t cs_v12_cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel)
+static uint32_t cs_v12_cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsSubResourceGetMappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsSubResourceGetMappedArray, "libcudart.so.12", &slot), array, resource, arrayIndex, mipLevel);
 }
-__asm__(".symver cs_v12_cudaGraphicsSubResourceGetMappedArray, cudaGraphicsSubResourceGetMappedArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel)
+static uint32_t cs_v0_cudaGraphicsSubResourceGetMappedArray(void * array, void * resource, uint32_t arrayIndex, uint32_t mipLevel)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsSubResourceGetMappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsSubResourceGetMappedArray, "libcudart.so.11.0", &slot), array, resource, arrayIndex, mipLevel);
 }
-__asm__(".symver cs_v0_cudaGraphicsSubResourceGetMappedArray, cudaGraphicsSubResourceGetMappedArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsUnmapResources(uint8_t via, void *realp, int32_t count, void * resources, void * stream)
 {
@@ -5758,21 +5400,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsUnmapResources(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsUnmapResources(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnmapResources), count, resources, stream); }
+static uint32_t cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsUnmapResources(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnmapResources), count, resources, stream); }
 static uint32_t cs_d_cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsUnmapResources(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnmapResources), count, resources, stream); }
 static uint32_t cs_g_cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream) { return cs_w_cudaGraphicsUnmapResources(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnmapResources), count, resources, stream); }
-CS_EXPORT uint32_t cs_v12_cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream)
+static uint32_t cs_v12_cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsUnmapResources(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsUnmapResources, "libcudart.so.12", &slot), count, resources, stream);
 }
-__asm__(".symver cs_v12_cudaGraphicsUnmapResources, cudaGraphicsUnmapResources@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream)
+static uint32_t cs_v0_cudaGraphicsUnmapResources(int32_t count, void * resources, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsUnmapResources(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsUnmapResources, "libcudart.so.11.0", &slot), count, resources, stream);
 }
-__asm__(".symver cs_v0_cudaGraphicsUnmapResources, cudaGraphicsUnmapResources@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsUnregisterResource(uint8_t via, void *realp, void * resource)
 {
@@ -5790,21 +5430,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaGraphicsUnregisterResource(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaGraphicsUnregisterResource(void * resource) { return cs_w_cudaGraphicsUnregisterResource(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnregisterResource), resource); }
+static uint32_t cudaGraphicsUnregisterResource(void * resource) { return cs_w_cudaGraphicsUnregisterResource(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnregisterResource), resource); }
 static uint32_t cs_d_cudaGraphicsUnregisterResource(void * resource) { return cs_w_cudaGraphicsUnregisterResource(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnregisterResource), resource); }
 static uint32_t cs_g_cudaGraphicsUnregisterResource(void * resource) { return cs_w_cudaGraphicsUnregisterResource(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaGraphicsUnregisterResource), resource); }
-CS_EXPORT uint32_t cs_v12_cudaGraphicsUnregisterResource(void * resource)
+static uint32_t cs_v12_cudaGraphicsUnregisterResource(void * resource)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsUnregisterResource(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsUnregisterResource, "libcudart.so.12", &slot), resource);
 }
-__asm__(".symver cs_v12_cudaGraphicsUnregisterResource, cudaGraphicsUnregisterResource@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaGraphicsUnregisterResource(void * resource)
+static uint32_t cs_v0_cudaGraphicsUnregisterResource(void * resource)
 {
     static void *_Atomic slot;
     return cs_w_cudaGraphicsUnregisterResource(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaGraphicsUnregisterResource, "libcudart.so.11.0", &slot), resource);
 }
-__asm__(".symver cs_v0_cudaGraphicsUnregisterResource, cudaGraphicsUnregisterResource@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaHostAlloc(uint8_t via, void *realp, void * pHost, uint64_t size, uint32_t flags)
 {
@@ -5822,21 +5460,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaHostAlloc(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags) { return cs_w_cudaHostAlloc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostAlloc), pHost, size, flags); }
+static uint32_t cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags) { return cs_w_cudaHostAlloc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostAlloc), pHost, size, flags); }
 static uint32_t cs_d_cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags) { return cs_w_cudaHostAlloc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaHostAlloc), pHost, size, flags); }
 static uint32_t cs_g_cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags) { return cs_w_cudaHostAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaHostAlloc), pHost, size, flags); }
-CS_EXPORT uint32_t cs_v12_cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags)
+static uint32_t cs_v12_cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostAlloc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostAlloc, "libcudart.so.12", &slot), pHost, size, flags);
 }
-__asm__(".symver cs_v12_cudaHostAlloc, cudaHostAlloc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags)
+static uint32_t cs_v0_cudaHostAlloc(void * pHost, uint64_t size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostAlloc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostAlloc, "libcudart.so.11.0", &slot), pHost, size, flags);
 }
-__asm__(".symver cs_v0_cudaHostAlloc, cudaHostAlloc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaHostGetDevicePointer(uint8_t via, void *realp, void * pDevice, void * pHost, uint32_t flags)
 {
@@ -5854,21 +5490,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaHostGetDevicePointer(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags) { return cs_w_cudaHostGetDevicePointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetDevicePointer), pDevice, pHost, flags); }
+static uint32_t cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags) { return cs_w_cudaHostGetDevicePointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetDevicePointer), pDevice, pHost, flags); }
 static uint32_t cs_d_cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags) { return cs_w_cudaHostGetDevicePointer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetDevicePointer), pDevice, pHost, flags); }
 static uint32_t cs_g_cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags) { return cs_w_cudaHostGetDevicePointer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetDevicePointer), pDevice, pHost, flags); }
-CS_EXPORT uint32_t cs_v12_cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags)
+static uint32_t cs_v12_cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostGetDevicePointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostGetDevicePointer, "libcudart.so.12", &slot), pDevice, pHost, flags);
 }
-__asm__(".symver cs_v12_cudaHostGetDevicePointer, cudaHostGetDevicePointer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags)
+static uint32_t cs_v0_cudaHostGetDevicePointer(void * pDevice, void * pHost, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostGetDevicePointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostGetDevicePointer, "libcudart.so.11.0", &slot), pDevice, pHost, flags);
 }
-__asm__(".symver cs_v0_cudaHostGetDevicePointer, cudaHostGetDevicePointer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaHostGetFlags(uint8_t via, void *realp, void * pFlags, void * pHost)
 {
@@ -5886,21 +5520,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaHostGetFlags(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaHostGetFlags(void * pFlags, void * pHost) { return cs_w_cudaHostGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetFlags), pFlags, pHost); }
+static uint32_t cudaHostGetFlags(void * pFlags, void * pHost) { return cs_w_cudaHostGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetFlags), pFlags, pHost); }
 static uint32_t cs_d_cudaHostGetFlags(void * pFlags, void * pHost) { return cs_w_cudaHostGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetFlags), pFlags, pHost); }
 static uint32_t cs_g_cudaHostGetFlags(void * pFlags, void * pHost) { return cs_w_cudaHostGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaHostGetFlags), pFlags, pHost); }
-CS_EXPORT uint32_t cs_v12_cudaHostGetFlags(void * pFlags, void * pHost)
+static uint32_t cs_v12_cudaHostGetFlags(void * pFlags, void * pHost)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostGetFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostGetFlags, "libcudart.so.12", &slot), pFlags, pHost);
 }
-__asm__(".symver cs_v12_cudaHostGetFlags, cudaHostGetFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaHostGetFlags(void * pFlags, void * pHost)
+static uint32_t cs_v0_cudaHostGetFlags(void * pFlags, void * pHost)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostGetFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostGetFlags, "libcudart.so.11.0", &slot), pFlags, pHost);
 }
-__asm__(".symver cs_v0_cudaHostGetFlags, cudaHostGetFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaHostRegister(uint8_t via, void *realp, void * ptr, uint64_t size, uint32_t flags)
 {
@@ -5918,21 +5550,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaHostRegister(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaHostRegister(void * ptr, uint64_t size, uint32_t flags) { return cs_w_cudaHostRegister(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostRegister), ptr, size, flags); }
+static uint32_t cudaHostRegister(void * ptr, uint64_t size, uint32_t flags) { return cs_w_cudaHostRegister(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostRegister), ptr, size, flags); }
 static uint32_t cs_d_cudaHostRegister(void * ptr, uint64_t size, uint32_t flags) { return cs_w_cudaHostRegister(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaHostRegister), ptr, size, flags); }
 static uint32_t cs_g_cudaHostRegister(void * ptr, uint64_t size, uint32_t flags) { return cs_w_cudaHostRegister(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaHostRegister), ptr, size, flags); }
-CS_EXPORT uint32_t cs_v12_cudaHostRegister(void * ptr, uint64_t size, uint32_t flags)
+static uint32_t cs_v12_cudaHostRegister(void * ptr, uint64_t size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostRegister(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostRegister, "libcudart.so.12", &slot), ptr, size, flags);
 }
-__asm__(".symver cs_v12_cudaHostRegister, cudaHostRegister@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaHostRegister(void * ptr, uint64_t size, uint32_t flags)
+static uint32_t cs_v0_cudaHostRegister(void * ptr, uint64_t size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostRegister(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostRegister, "libcudart.so.11.0", &slot), ptr, size, flags);
 }
-__asm__(".symver cs_v0_cudaHostRegister, cudaHostRegister@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaHostUnregister(uint8_t via, void *realp, void * ptr)
 {
@@ -5950,21 +5580,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaHostUnregister(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaHostUnregister(void * ptr) { return cs_w_cudaHostUnregister(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostUnregister), ptr); }
+static uint32_t cudaHostUnregister(void * ptr) { return cs_w_cudaHostUnregister(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaHostUnregister), ptr); }
 static uint32_t cs_d_cudaHostUnregister(void * ptr) { return cs_w_cudaHostUnregister(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaHostUnregister), ptr); }
 static uint32_t cs_g_cudaHostUnregister(void * ptr) { return cs_w_cudaHostUnregister(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaHostUnregister), ptr); }
-CS_EXPORT uint32_t cs_v12_cudaHostUnregister(void * ptr)
+static uint32_t cs_v12_cudaHostUnregister(void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostUnregister(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostUnregister, "libcudart.so.12", &slot), ptr);
 }
-__asm__(".symver cs_v12_cudaHostUnregister, cudaHostUnregister@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaHostUnregister(void * ptr)
+static uint32_t cs_v0_cudaHostUnregister(void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaHostUnregister(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaHostUnregister, "libcudart.so.11.0", &slot), ptr);
 }
-__asm__(".symver cs_v0_cudaHostUnregister, cudaHostUnregister@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaImportExternalMemory(uint8_t via, void *realp, void * extMem_out, void * memHandleDesc)
 {
@@ -5982,21 +5610,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaImportExternalMemory(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cudaImportExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalMemory), extMem_out, memHandleDesc); }
+static uint32_t cudaImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cudaImportExternalMemory(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalMemory), extMem_out, memHandleDesc); }
 static uint32_t cs_d_cudaImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cudaImportExternalMemory(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalMemory), extMem_out, memHandleDesc); }
 static uint32_t cs_g_cudaImportExternalMemory(void * extMem_out, void * memHandleDesc) { return cs_w_cudaImportExternalMemory(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalMemory), extMem_out, memHandleDesc); }
-CS_EXPORT uint32_t cs_v12_cudaImportExternalMemory(void * extMem_out, void * memHandleDesc)
+static uint32_t cs_v12_cudaImportExternalMemory(void * extMem_out, void * memHandleDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaImportExternalMemory(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaImportExternalMemory, "libcudart.so.12", &slot), extMem_out, memHandleDesc);
 }
-__asm__(".symver cs_v12_cudaImportExternalMemory, cudaImportExternalMemory@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaImportExternalMemory(void * extMem_out, void * memHandleDesc)
+static uint32_t cs_v0_cudaImportExternalMemory(void * extMem_out, void * memHandleDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaImportExternalMemory(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaImportExternalMemory, "libcudart.so.11.0", &slot), extMem_out, memHandleDesc);
 }
-__asm__(".symver cs_v0_cudaImportExternalMemory, cudaImportExternalMemory@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaImportExternalSemaphore(uint8_t via, void *realp, void * extSem_out, void * semHandleDesc)
 {
@@ -6014,21 +5640,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaImportExternalSemaphore(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cudaImportExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalSemaphore), extSem_out, semHandleDesc); }
+static uint32_t cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cudaImportExternalSemaphore(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalSemaphore), extSem_out, semHandleDesc); }
 static uint32_t cs_d_cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cudaImportExternalSemaphore(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalSemaphore), extSem_out, semHandleDesc); }
 static uint32_t cs_g_cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc) { return cs_w_cudaImportExternalSemaphore(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaImportExternalSemaphore), extSem_out, semHandleDesc); }
-CS_EXPORT uint32_t cs_v12_cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc)
+static uint32_t cs_v12_cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaImportExternalSemaphore(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaImportExternalSemaphore, "libcudart.so.12", &slot), extSem_out, semHandleDesc);
 }
-__asm__(".symver cs_v12_cudaImportExternalSemaphore, cudaImportExternalSemaphore@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc)
+static uint32_t cs_v0_cudaImportExternalSemaphore(void * extSem_out, void * semHandleDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudaImportExternalSemaphore(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaImportExternalSemaphore, "libcudart.so.11.0", &slot), extSem_out, semHandleDesc);
 }
-__asm__(".symver cs_v0_cudaImportExternalSemaphore, cudaImportExternalSemaphore@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaInitDevice(uint8_t via, void *realp, int32_t device, uint32_t deviceFlags, uint32_t flags)
 {
@@ -6046,21 +5670,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaInitDevice(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags) { return cs_w_cudaInitDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaInitDevice), device, deviceFlags, flags); }
+static uint32_t cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags) { return cs_w_cudaInitDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaInitDevice), device, deviceFlags, flags); }
 static uint32_t cs_d_cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags) { return cs_w_cudaInitDevice(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaInitDevice), device, deviceFlags, flags); }
 static uint32_t cs_g_cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags) { return cs_w_cudaInitDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaInitDevice), device, deviceFlags, flags); }
-CS_EXPORT uint32_t cs_v12_cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags)
+static uint32_t cs_v12_cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaInitDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaInitDevice, "libcudart.so.12", &slot), device, deviceFlags, flags);
 }
-__asm__(".symver cs_v12_cudaInitDevice, cudaInitDevice@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags)
+static uint32_t cs_v0_cudaInitDevice(int32_t device, uint32_t deviceFlags, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaInitDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaInitDevice, "libcudart.so.11.0", &slot), device, deviceFlags, flags);
 }
-__asm__(".symver cs_v0_cudaInitDevice, cudaInitDevice@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaIpcCloseMemHandle(uint8_t via, void *realp, void * devPtr)
 {
@@ -6078,21 +5700,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaIpcCloseMemHandle(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaIpcCloseMemHandle(void * devPtr) { return cs_w_cudaIpcCloseMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcCloseMemHandle), devPtr); }
+static uint32_t cudaIpcCloseMemHandle(void * devPtr) { return cs_w_cudaIpcCloseMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcCloseMemHandle), devPtr); }
 static uint32_t cs_d_cudaIpcCloseMemHandle(void * devPtr) { return cs_w_cudaIpcCloseMemHandle(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcCloseMemHandle), devPtr); }
 static uint32_t cs_g_cudaIpcCloseMemHandle(void * devPtr) { return cs_w_cudaIpcCloseMemHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcCloseMemHandle), devPtr); }
-CS_EXPORT uint32_t cs_v12_cudaIpcCloseMemHandle(void * devPtr)
+static uint32_t cs_v12_cudaIpcCloseMemHandle(void * devPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcCloseMemHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcCloseMemHandle, "libcudart.so.12", &slot), devPtr);
 }
-__asm__(".symver cs_v12_cudaIpcCloseMemHandle, cudaIpcCloseMemHandle@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaIpcCloseMemHandle(void * devPtr)
+static uint32_t cs_v0_cudaIpcCloseMemHandle(void * devPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcCloseMemHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcCloseMemHandle, "libcudart.so.11.0", &slot), devPtr);
 }
-__asm__(".symver cs_v0_cudaIpcCloseMemHandle, cudaIpcCloseMemHandle@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaIpcGetEventHandle(uint8_t via, void *realp, void * handle, void * event)
 {
@@ -6110,21 +5730,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaIpcGetEventHandle(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaIpcGetEventHandle(void * handle, void * event) { return cs_w_cudaIpcGetEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetEventHandle), handle, event); }
+static uint32_t cudaIpcGetEventHandle(void * handle, void * event) { return cs_w_cudaIpcGetEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetEventHandle), handle, event); }
 static uint32_t cs_d_cudaIpcGetEventHandle(void * handle, void * event) { return cs_w_cudaIpcGetEventHandle(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetEventHandle), handle, event); }
 static uint32_t cs_g_cudaIpcGetEventHandle(void * handle, void * event) { return cs_w_cudaIpcGetEventHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetEventHandle), handle, event); }
-CS_EXPORT uint32_t cs_v12_cudaIpcGetEventHandle(void * handle, void * event)
+static uint32_t cs_v12_cudaIpcGetEventHandle(void * handle, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcGetEventHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcGetEventHandle, "libcudart.so.12", &slot), handle, event);
 }
-__asm__(".symver cs_v12_cudaIpcGetEventHandle, cudaIpcGetEventHandle@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaIpcGetEventHandle(void * handle, void * event)
+static uint32_t cs_v0_cudaIpcGetEventHandle(void * handle, void * event)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcGetEventHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcGetEventHandle, "libcudart.so.11.0", &slot), handle, event);
 }
-__asm__(".symver cs_v0_cudaIpcGetEventHandle, cudaIpcGetEventHandle@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaIpcGetMemHandle(uint8_t via, void *realp, void * handle, void * devPtr)
 {
@@ -6142,21 +5760,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaIpcGetMemHandle(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaIpcGetMemHandle(void * handle, void * devPtr) { return cs_w_cudaIpcGetMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetMemHandle), handle, devPtr); }
+static uint32_t cudaIpcGetMemHandle(void * handle, void * devPtr) { return cs_w_cudaIpcGetMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetMemHandle), handle, devPtr); }
 static uint32_t cs_d_cudaIpcGetMemHandle(void * handle, void * devPtr) { return cs_w_cudaIpcGetMemHandle(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetMemHandle), handle, devPtr); }
 static uint32_t cs_g_cudaIpcGetMemHandle(void * handle, void * devPtr) { return cs_w_cudaIpcGetMemHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcGetMemHandle), handle, devPtr); }
-CS_EXPORT uint32_t cs_v12_cudaIpcGetMemHandle(void * handle, void * devPtr)
+static uint32_t cs_v12_cudaIpcGetMemHandle(void * handle, void * devPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcGetMemHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcGetMemHandle, "libcudart.so.12", &slot), handle, devPtr);
 }
-__asm__(".symver cs_v12_cudaIpcGetMemHandle, cudaIpcGetMemHandle@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaIpcGetMemHandle(void * handle, void * devPtr)
+static uint32_t cs_v0_cudaIpcGetMemHandle(void * handle, void * devPtr)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcGetMemHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcGetMemHandle, "libcudart.so.11.0", &slot), handle, devPtr);
 }
-__asm__(".symver cs_v0_cudaIpcGetMemHandle, cudaIpcGetMemHandle@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaIpcOpenEventHandle(uint8_t via, void *realp, void * event, struct cs_blob_64_1 handle)
 {
@@ -6174,21 +5790,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaIpcOpenEventHandle(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle) { return cs_w_cudaIpcOpenEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenEventHandle), event, handle); }
+static uint32_t cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle) { return cs_w_cudaIpcOpenEventHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenEventHandle), event, handle); }
 static uint32_t cs_d_cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle) { return cs_w_cudaIpcOpenEventHandle(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenEventHandle), event, handle); }
 static uint32_t cs_g_cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle) { return cs_w_cudaIpcOpenEventHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenEventHandle), event, handle); }
-CS_EXPORT uint32_t cs_v12_cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle)
+static uint32_t cs_v12_cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcOpenEventHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcOpenEventHandle, "libcudart.so.12", &slot), event, handle);
 }
-__asm__(".symver cs_v12_cudaIpcOpenEventHandle, cudaIpcOpenEventHandle@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle)
+static uint32_t cs_v0_cudaIpcOpenEventHandle(void * event, struct cs_blob_64_1 handle)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcOpenEventHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcOpenEventHandle, "libcudart.so.11.0", &slot), event, handle);
 }
-__asm__(".symver cs_v0_cudaIpcOpenEventHandle, cudaIpcOpenEventHandle@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaIpcOpenMemHandle(uint8_t via, void *realp, void * devPtr, struct cs_blob_64_1 handle, uint32_t flags)
 {
@@ -6206,21 +5820,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaIpcOpenMemHandle(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags) { return cs_w_cudaIpcOpenMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenMemHandle), devPtr, handle, flags); }
+static uint32_t cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags) { return cs_w_cudaIpcOpenMemHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenMemHandle), devPtr, handle, flags); }
 static uint32_t cs_d_cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags) { return cs_w_cudaIpcOpenMemHandle(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenMemHandle), devPtr, handle, flags); }
 static uint32_t cs_g_cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags) { return cs_w_cudaIpcOpenMemHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaIpcOpenMemHandle), devPtr, handle, flags); }
-CS_EXPORT uint32_t cs_v12_cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags)
+static uint32_t cs_v12_cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcOpenMemHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcOpenMemHandle, "libcudart.so.12", &slot), devPtr, handle, flags);
 }
-__asm__(".symver cs_v12_cudaIpcOpenMemHandle, cudaIpcOpenMemHandle@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags)
+static uint32_t cs_v0_cudaIpcOpenMemHandle(void * devPtr, struct cs_blob_64_1 handle, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaIpcOpenMemHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaIpcOpenMemHandle, "libcudart.so.11.0", &slot), devPtr, handle, flags);
 }
-__asm__(".symver cs_v0_cudaIpcOpenMemHandle, cudaIpcOpenMemHandle@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaKernelSetAttributeForDevice(uint8_t via, void *realp, void * kernel, uint32_t attr, int32_t value, int32_t device)
 {
@@ -6238,21 +5850,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaKernelSetAttributeForDevice(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device) { return cs_w_cudaKernelSetAttributeForDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaKernelSetAttributeForDevice), kernel, attr, value, device); }
+static uint32_t cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device) { return cs_w_cudaKernelSetAttributeForDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaKernelSetAttributeForDevice), kernel, attr, value, device); }
 static uint32_t cs_d_cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device) { return cs_w_cudaKernelSetAttributeForDevice(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaKernelSetAttributeForDevice), kernel, attr, value, device); }
 static uint32_t cs_g_cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device) { return cs_w_cudaKernelSetAttributeForDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaKernelSetAttributeForDevice), kernel, attr, value, device); }
-CS_EXPORT uint32_t cs_v12_cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device)
+static uint32_t cs_v12_cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaKernelSetAttributeForDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaKernelSetAttributeForDevice, "libcudart.so.12", &slot), kernel, attr, value, device);
 }
-__asm__(".symver cs_v12_cudaKernelSetAttributeForDevice, cudaKernelSetAttributeForDevice@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device)
+static uint32_t cs_v0_cudaKernelSetAttributeForDevice(void * kernel, uint32_t attr, int32_t value, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaKernelSetAttributeForDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaKernelSetAttributeForDevice, "libcudart.so.11.0", &slot), kernel, attr, value, device);
 }
-__asm__(".symver cs_v0_cudaKernelSetAttributeForDevice, cudaKernelSetAttributeForDevice@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchCooperativeKernel(uint8_t via, void *realp, void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
@@ -6270,21 +5880,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchCooperativeKernel(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel), func, gridDim, blockDim, args, sharedMem, stream); }
+static uint32_t cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_d_cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_g_cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel), func, gridDim, blockDim, args, sharedMem, stream); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v12_cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchCooperativeKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel, "libcudart.so.12", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v12_cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v0_cudaLaunchCooperativeKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchCooperativeKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel, "libcudart.so.11.0", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v0_cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchCooperativeKernel_ptsz(uint8_t via, void *realp, void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
@@ -6302,21 +5910,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchCooperativeKernel_ptsz(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
+static uint32_t cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_d_cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_g_cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchCooperativeKernel_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v12_cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchCooperativeKernel_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel_ptsz, "libcudart.so.12", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v12_cudaLaunchCooperativeKernel_ptsz, cudaLaunchCooperativeKernel_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v0_cudaLaunchCooperativeKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchCooperativeKernel_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchCooperativeKernel_ptsz, "libcudart.so.11.0", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v0_cudaLaunchCooperativeKernel_ptsz, cudaLaunchCooperativeKernel_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchHostFunc(uint8_t via, void *realp, void * stream, void * fn, void * userData)
 {
@@ -6334,21 +5940,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchHostFunc(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchHostFunc(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc), stream, fn, userData); }
+static uint32_t cudaLaunchHostFunc(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc), stream, fn, userData); }
 static uint32_t cs_d_cudaLaunchHostFunc(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc), stream, fn, userData); }
 static uint32_t cs_g_cudaLaunchHostFunc(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc), stream, fn, userData); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchHostFunc(void * stream, void * fn, void * userData)
+static uint32_t cs_v12_cudaLaunchHostFunc(void * stream, void * fn, void * userData)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchHostFunc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc, "libcudart.so.12", &slot), stream, fn, userData);
 }
-__asm__(".symver cs_v12_cudaLaunchHostFunc, cudaLaunchHostFunc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchHostFunc(void * stream, void * fn, void * userData)
+static uint32_t cs_v0_cudaLaunchHostFunc(void * stream, void * fn, void * userData)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchHostFunc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc, "libcudart.so.11.0", &slot), stream, fn, userData);
 }
-__asm__(".symver cs_v0_cudaLaunchHostFunc, cudaLaunchHostFunc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchHostFunc_ptsz(uint8_t via, void *realp, void * stream, void * fn, void * userData)
 {
@@ -6366,21 +5970,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchHostFunc_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc_ptsz), stream, fn, userData); }
+static uint32_t cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc_ptsz), stream, fn, userData); }
 static uint32_t cs_d_cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc_ptsz), stream, fn, userData); }
 static uint32_t cs_g_cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData) { return cs_w_cudaLaunchHostFunc_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc_ptsz), stream, fn, userData); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData)
+static uint32_t cs_v12_cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchHostFunc_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc_ptsz, "libcudart.so.12", &slot), stream, fn, userData);
 }
-__asm__(".symver cs_v12_cudaLaunchHostFunc_ptsz, cudaLaunchHostFunc_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData)
+static uint32_t cs_v0_cudaLaunchHostFunc_ptsz(void * stream, void * fn, void * userData)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchHostFunc_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchHostFunc_ptsz, "libcudart.so.11.0", &slot), stream, fn, userData);
 }
-__asm__(".symver cs_v0_cudaLaunchHostFunc_ptsz, cudaLaunchHostFunc_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernel(uint8_t via, void *realp, void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
@@ -6398,21 +6000,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernel(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel), func, gridDim, blockDim, args, sharedMem, stream); }
+static uint32_t cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_d_cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_g_cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel), func, gridDim, blockDim, args, sharedMem, stream); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v12_cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernel, "libcudart.so.12", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v12_cudaLaunchKernel, cudaLaunchKernel@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v0_cudaLaunchKernel(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernel, "libcudart.so.11.0", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v0_cudaLaunchKernel, cudaLaunchKernel@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernelExC(uint8_t via, void *realp, void * config, void * func, void * args)
 {
@@ -6430,21 +6030,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernelExC(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchKernelExC(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC), config, func, args); }
+static uint32_t cudaLaunchKernelExC(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC), config, func, args); }
 static uint32_t cs_d_cudaLaunchKernelExC(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC), config, func, args); }
 static uint32_t cs_g_cudaLaunchKernelExC(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC), config, func, args); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchKernelExC(void * config, void * func, void * args)
+static uint32_t cs_v12_cudaLaunchKernelExC(void * config, void * func, void * args)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernelExC(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC, "libcudart.so.12", &slot), config, func, args);
 }
-__asm__(".symver cs_v12_cudaLaunchKernelExC, cudaLaunchKernelExC@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchKernelExC(void * config, void * func, void * args)
+static uint32_t cs_v0_cudaLaunchKernelExC(void * config, void * func, void * args)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernelExC(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC, "libcudart.so.11.0", &slot), config, func, args);
 }
-__asm__(".symver cs_v0_cudaLaunchKernelExC, cudaLaunchKernelExC@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernelExC_ptsz(uint8_t via, void *realp, void * config, void * func, void * args)
 {
@@ -6462,21 +6060,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernelExC_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchKernelExC_ptsz(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC_ptsz), config, func, args); }
+static uint32_t cudaLaunchKernelExC_ptsz(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC_ptsz), config, func, args); }
 static uint32_t cs_d_cudaLaunchKernelExC_ptsz(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC_ptsz), config, func, args); }
 static uint32_t cs_g_cudaLaunchKernelExC_ptsz(void * config, void * func, void * args) { return cs_w_cudaLaunchKernelExC_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC_ptsz), config, func, args); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchKernelExC_ptsz(void * config, void * func, void * args)
+static uint32_t cs_v12_cudaLaunchKernelExC_ptsz(void * config, void * func, void * args)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernelExC_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC_ptsz, "libcudart.so.12", &slot), config, func, args);
 }
-__asm__(".symver cs_v12_cudaLaunchKernelExC_ptsz, cudaLaunchKernelExC_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchKernelExC_ptsz(void * config, void * func, void * args)
+static uint32_t cs_v0_cudaLaunchKernelExC_ptsz(void * config, void * func, void * args)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernelExC_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernelExC_ptsz, "libcudart.so.11.0", &slot), config, func, args);
 }
-__asm__(".symver cs_v0_cudaLaunchKernelExC_ptsz, cudaLaunchKernelExC_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernel_ptsz(uint8_t via, void *realp, void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
@@ -6494,21 +6090,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLaunchKernel_ptsz(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
+static uint32_t cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_d_cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
 static uint32_t cs_g_cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream) { return cs_w_cudaLaunchKernel_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLaunchKernel_ptsz), func, gridDim, blockDim, args, sharedMem, stream); }
-CS_EXPORT uint32_t cs_v12_cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v12_cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernel_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernel_ptsz, "libcudart.so.12", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v12_cudaLaunchKernel_ptsz, cudaLaunchKernel_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
+static uint32_t cs_v0_cudaLaunchKernel_ptsz(void * func, struct cs_blob_12_4 gridDim, struct cs_blob_12_4 blockDim, void * args, uint64_t sharedMem, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaLaunchKernel_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLaunchKernel_ptsz, "libcudart.so.11.0", &slot), func, gridDim, blockDim, args, sharedMem, stream);
 }
-__asm__(".symver cs_v0_cudaLaunchKernel_ptsz, cudaLaunchKernel_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryEnumerateKernels(uint8_t via, void *realp, void * kernels, uint32_t numKernels, void * lib)
 {
@@ -6526,21 +6120,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryEnumerateKernels(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cudaLibraryEnumerateKernels(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryEnumerateKernels), kernels, numKernels, lib); }
+static uint32_t cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cudaLibraryEnumerateKernels(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryEnumerateKernels), kernels, numKernels, lib); }
 static uint32_t cs_d_cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cudaLibraryEnumerateKernels(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryEnumerateKernels), kernels, numKernels, lib); }
 static uint32_t cs_g_cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib) { return cs_w_cudaLibraryEnumerateKernels(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryEnumerateKernels), kernels, numKernels, lib); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib)
+static uint32_t cs_v12_cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryEnumerateKernels(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryEnumerateKernels, "libcudart.so.12", &slot), kernels, numKernels, lib);
 }
-__asm__(".symver cs_v12_cudaLibraryEnumerateKernels, cudaLibraryEnumerateKernels@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib)
+static uint32_t cs_v0_cudaLibraryEnumerateKernels(void * kernels, uint32_t numKernels, void * lib)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryEnumerateKernels(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryEnumerateKernels, "libcudart.so.11.0", &slot), kernels, numKernels, lib);
 }
-__asm__(".symver cs_v0_cudaLibraryEnumerateKernels, cudaLibraryEnumerateKernels@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetGlobal(uint8_t via, void *realp, void * dptr, void * bytes, void * library, void * name)
 {
@@ -6558,21 +6150,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetGlobal(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetGlobal(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetGlobal), dptr, bytes, library, name); }
+static uint32_t cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetGlobal(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetGlobal), dptr, bytes, library, name); }
 static uint32_t cs_d_cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetGlobal(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetGlobal), dptr, bytes, library, name); }
 static uint32_t cs_g_cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetGlobal(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetGlobal), dptr, bytes, library, name); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name)
+static uint32_t cs_v12_cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetGlobal(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetGlobal, "libcudart.so.12", &slot), dptr, bytes, library, name);
 }
-__asm__(".symver cs_v12_cudaLibraryGetGlobal, cudaLibraryGetGlobal@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name)
+static uint32_t cs_v0_cudaLibraryGetGlobal(void * dptr, void * bytes, void * library, void * name)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetGlobal(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetGlobal, "libcudart.so.11.0", &slot), dptr, bytes, library, name);
 }
-__asm__(".symver cs_v0_cudaLibraryGetGlobal, cudaLibraryGetGlobal@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetKernel(uint8_t via, void *realp, void * pKernel, void * library, void * name)
 {
@@ -6590,21 +6180,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetKernel(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cudaLibraryGetKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernel), pKernel, library, name); }
+static uint32_t cudaLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cudaLibraryGetKernel(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernel), pKernel, library, name); }
 static uint32_t cs_d_cudaLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cudaLibraryGetKernel(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernel), pKernel, library, name); }
 static uint32_t cs_g_cudaLibraryGetKernel(void * pKernel, void * library, void * name) { return cs_w_cudaLibraryGetKernel(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernel), pKernel, library, name); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryGetKernel(void * pKernel, void * library, void * name)
+static uint32_t cs_v12_cudaLibraryGetKernel(void * pKernel, void * library, void * name)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernel, "libcudart.so.12", &slot), pKernel, library, name);
 }
-__asm__(".symver cs_v12_cudaLibraryGetKernel, cudaLibraryGetKernel@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryGetKernel(void * pKernel, void * library, void * name)
+static uint32_t cs_v0_cudaLibraryGetKernel(void * pKernel, void * library, void * name)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetKernel(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernel, "libcudart.so.11.0", &slot), pKernel, library, name);
 }
-__asm__(".symver cs_v0_cudaLibraryGetKernel, cudaLibraryGetKernel@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetKernelCount(uint8_t via, void *realp, void * count, void * lib)
 {
@@ -6622,21 +6210,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetKernelCount(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryGetKernelCount(void * count, void * lib) { return cs_w_cudaLibraryGetKernelCount(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernelCount), count, lib); }
+static uint32_t cudaLibraryGetKernelCount(void * count, void * lib) { return cs_w_cudaLibraryGetKernelCount(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernelCount), count, lib); }
 static uint32_t cs_d_cudaLibraryGetKernelCount(void * count, void * lib) { return cs_w_cudaLibraryGetKernelCount(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernelCount), count, lib); }
 static uint32_t cs_g_cudaLibraryGetKernelCount(void * count, void * lib) { return cs_w_cudaLibraryGetKernelCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernelCount), count, lib); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryGetKernelCount(void * count, void * lib)
+static uint32_t cs_v12_cudaLibraryGetKernelCount(void * count, void * lib)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetKernelCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernelCount, "libcudart.so.12", &slot), count, lib);
 }
-__asm__(".symver cs_v12_cudaLibraryGetKernelCount, cudaLibraryGetKernelCount@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryGetKernelCount(void * count, void * lib)
+static uint32_t cs_v0_cudaLibraryGetKernelCount(void * count, void * lib)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetKernelCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetKernelCount, "libcudart.so.11.0", &slot), count, lib);
 }
-__asm__(".symver cs_v0_cudaLibraryGetKernelCount, cudaLibraryGetKernelCount@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetManaged(uint8_t via, void *realp, void * dptr, void * bytes, void * library, void * name)
 {
@@ -6654,21 +6240,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetManaged(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetManaged(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetManaged), dptr, bytes, library, name); }
+static uint32_t cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetManaged(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetManaged), dptr, bytes, library, name); }
 static uint32_t cs_d_cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetManaged(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetManaged), dptr, bytes, library, name); }
 static uint32_t cs_g_cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name) { return cs_w_cudaLibraryGetManaged(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetManaged), dptr, bytes, library, name); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name)
+static uint32_t cs_v12_cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetManaged(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetManaged, "libcudart.so.12", &slot), dptr, bytes, library, name);
 }
-__asm__(".symver cs_v12_cudaLibraryGetManaged, cudaLibraryGetManaged@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name)
+static uint32_t cs_v0_cudaLibraryGetManaged(void * dptr, void * bytes, void * library, void * name)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetManaged(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetManaged, "libcudart.so.11.0", &slot), dptr, bytes, library, name);
 }
-__asm__(".symver cs_v0_cudaLibraryGetManaged, cudaLibraryGetManaged@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetUnifiedFunction(uint8_t via, void *realp, void * fptr, void * library, void * symbol)
 {
@@ -6686,21 +6270,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryGetUnifiedFunction(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cudaLibraryGetUnifiedFunction(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetUnifiedFunction), fptr, library, symbol); }
+static uint32_t cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cudaLibraryGetUnifiedFunction(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetUnifiedFunction), fptr, library, symbol); }
 static uint32_t cs_d_cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cudaLibraryGetUnifiedFunction(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetUnifiedFunction), fptr, library, symbol); }
 static uint32_t cs_g_cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol) { return cs_w_cudaLibraryGetUnifiedFunction(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryGetUnifiedFunction), fptr, library, symbol); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol)
+static uint32_t cs_v12_cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetUnifiedFunction(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetUnifiedFunction, "libcudart.so.12", &slot), fptr, library, symbol);
 }
-__asm__(".symver cs_v12_cudaLibraryGetUnifiedFunction, cudaLibraryGetUnifiedFunction@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol)
+static uint32_t cs_v0_cudaLibraryGetUnifiedFunction(void * fptr, void * library, void * symbol)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryGetUnifiedFunction(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryGetUnifiedFunction, "libcudart.so.11.0", &slot), fptr, library, symbol);
 }
-__asm__(".symver cs_v0_cudaLibraryGetUnifiedFunction, cudaLibraryGetUnifiedFunction@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryLoadData(uint8_t via, void *realp, void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
@@ -6718,21 +6300,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryLoadData(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadData(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
+static uint32_t cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadData(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_d_cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadData(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_g_cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadData(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadData), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
+static uint32_t cs_v12_cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryLoadData(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryLoadData, "libcudart.so.12", &slot), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
-__asm__(".symver cs_v12_cudaLibraryLoadData, cudaLibraryLoadData@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
+static uint32_t cs_v0_cudaLibraryLoadData(void * library, void * code, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryLoadData(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryLoadData, "libcudart.so.11.0", &slot), library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
-__asm__(".symver cs_v0_cudaLibraryLoadData, cudaLibraryLoadData@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryLoadFromFile(uint8_t via, void *realp, void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
@@ -6750,21 +6330,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryLoadFromFile(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadFromFile(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
+static uint32_t cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadFromFile(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_d_cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadFromFile(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
 static uint32_t cs_g_cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions) { return cs_w_cudaLibraryLoadFromFile(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryLoadFromFile), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
+static uint32_t cs_v12_cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryLoadFromFile(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryLoadFromFile, "libcudart.so.12", &slot), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
-__asm__(".symver cs_v12_cudaLibraryLoadFromFile, cudaLibraryLoadFromFile@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
+static uint32_t cs_v0_cudaLibraryLoadFromFile(void * library, void * fileName, void * jitOptions, void * jitOptionsValues, uint32_t numJitOptions, void * libraryOptions, void * libraryOptionValues, uint32_t numLibraryOptions)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryLoadFromFile(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryLoadFromFile, "libcudart.so.11.0", &slot), library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
-__asm__(".symver cs_v0_cudaLibraryLoadFromFile, cudaLibraryLoadFromFile@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLibraryUnload(uint8_t via, void *realp, void * library)
 {
@@ -6782,21 +6360,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLibraryUnload(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLibraryUnload(void * library) { return cs_w_cudaLibraryUnload(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryUnload), library); }
+static uint32_t cudaLibraryUnload(void * library) { return cs_w_cudaLibraryUnload(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryUnload), library); }
 static uint32_t cs_d_cudaLibraryUnload(void * library) { return cs_w_cudaLibraryUnload(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryUnload), library); }
 static uint32_t cs_g_cudaLibraryUnload(void * library) { return cs_w_cudaLibraryUnload(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLibraryUnload), library); }
-CS_EXPORT uint32_t cs_v12_cudaLibraryUnload(void * library)
+static uint32_t cs_v12_cudaLibraryUnload(void * library)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryUnload(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryUnload, "libcudart.so.12", &slot), library);
 }
-__asm__(".symver cs_v12_cudaLibraryUnload, cudaLibraryUnload@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLibraryUnload(void * library)
+static uint32_t cs_v0_cudaLibraryUnload(void * library)
 {
     static void *_Atomic slot;
     return cs_w_cudaLibraryUnload(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLibraryUnload, "libcudart.so.11.0", &slot), library);
 }
-__asm__(".symver cs_v0_cudaLibraryUnload, cudaLibraryUnload@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLogsCurrent(uint8_t via, void *realp, void * iterator_out, uint32_t flags)
 {
@@ -6814,21 +6390,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLogsCurrent(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cudaLogsCurrent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsCurrent), iterator_out, flags); }
+static uint32_t cudaLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cudaLogsCurrent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsCurrent), iterator_out, flags); }
 static uint32_t cs_d_cudaLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cudaLogsCurrent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsCurrent), iterator_out, flags); }
 static uint32_t cs_g_cudaLogsCurrent(void * iterator_out, uint32_t flags) { return cs_w_cudaLogsCurrent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsCurrent), iterator_out, flags); }
-CS_EXPORT uint32_t cs_v12_cudaLogsCurrent(void * iterator_out, uint32_t flags)
+static uint32_t cs_v12_cudaLogsCurrent(void * iterator_out, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsCurrent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsCurrent, "libcudart.so.12", &slot), iterator_out, flags);
 }
-__asm__(".symver cs_v12_cudaLogsCurrent, cudaLogsCurrent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLogsCurrent(void * iterator_out, uint32_t flags)
+static uint32_t cs_v0_cudaLogsCurrent(void * iterator_out, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsCurrent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsCurrent, "libcudart.so.11.0", &slot), iterator_out, flags);
 }
-__asm__(".symver cs_v0_cudaLogsCurrent, cudaLogsCurrent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLogsDumpToFile(uint8_t via, void *realp, void * iterator, void * pathToFile, uint32_t flags)
 {
@@ -6846,21 +6420,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLogsDumpToFile(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cudaLogsDumpToFile(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToFile), iterator, pathToFile, flags); }
+static uint32_t cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cudaLogsDumpToFile(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToFile), iterator, pathToFile, flags); }
 static uint32_t cs_d_cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cudaLogsDumpToFile(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToFile), iterator, pathToFile, flags); }
 static uint32_t cs_g_cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags) { return cs_w_cudaLogsDumpToFile(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToFile), iterator, pathToFile, flags); }
-CS_EXPORT uint32_t cs_v12_cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags)
+static uint32_t cs_v12_cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsDumpToFile(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsDumpToFile, "libcudart.so.12", &slot), iterator, pathToFile, flags);
 }
-__asm__(".symver cs_v12_cudaLogsDumpToFile, cudaLogsDumpToFile@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags)
+static uint32_t cs_v0_cudaLogsDumpToFile(void * iterator, void * pathToFile, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsDumpToFile(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsDumpToFile, "libcudart.so.11.0", &slot), iterator, pathToFile, flags);
 }
-__asm__(".symver cs_v0_cudaLogsDumpToFile, cudaLogsDumpToFile@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLogsDumpToMemory(uint8_t via, void *realp, void * iterator, void * buffer, void * size, uint32_t flags)
 {
@@ -6878,21 +6450,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLogsDumpToMemory(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cudaLogsDumpToMemory(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToMemory), iterator, buffer, size, flags); }
+static uint32_t cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cudaLogsDumpToMemory(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToMemory), iterator, buffer, size, flags); }
 static uint32_t cs_d_cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cudaLogsDumpToMemory(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToMemory), iterator, buffer, size, flags); }
 static uint32_t cs_g_cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags) { return cs_w_cudaLogsDumpToMemory(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsDumpToMemory), iterator, buffer, size, flags); }
-CS_EXPORT uint32_t cs_v12_cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags)
+static uint32_t cs_v12_cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsDumpToMemory(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsDumpToMemory, "libcudart.so.12", &slot), iterator, buffer, size, flags);
 }
-__asm__(".symver cs_v12_cudaLogsDumpToMemory, cudaLogsDumpToMemory@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags)
+static uint32_t cs_v0_cudaLogsDumpToMemory(void * iterator, void * buffer, void * size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsDumpToMemory(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsDumpToMemory, "libcudart.so.11.0", &slot), iterator, buffer, size, flags);
 }
-__asm__(".symver cs_v0_cudaLogsDumpToMemory, cudaLogsDumpToMemory@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLogsRegisterCallback(uint8_t via, void *realp, void * callbackFunc, void * userData, void * callback_out)
 {
@@ -6910,21 +6480,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLogsRegisterCallback(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cudaLogsRegisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsRegisterCallback), callbackFunc, userData, callback_out); }
+static uint32_t cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cudaLogsRegisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsRegisterCallback), callbackFunc, userData, callback_out); }
 static uint32_t cs_d_cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cudaLogsRegisterCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsRegisterCallback), callbackFunc, userData, callback_out); }
 static uint32_t cs_g_cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out) { return cs_w_cudaLogsRegisterCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsRegisterCallback), callbackFunc, userData, callback_out); }
-CS_EXPORT uint32_t cs_v12_cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out)
+static uint32_t cs_v12_cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsRegisterCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsRegisterCallback, "libcudart.so.12", &slot), callbackFunc, userData, callback_out);
 }
-__asm__(".symver cs_v12_cudaLogsRegisterCallback, cudaLogsRegisterCallback@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out)
+static uint32_t cs_v0_cudaLogsRegisterCallback(void * callbackFunc, void * userData, void * callback_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsRegisterCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsRegisterCallback, "libcudart.so.11.0", &slot), callbackFunc, userData, callback_out);
 }
-__asm__(".symver cs_v0_cudaLogsRegisterCallback, cudaLogsRegisterCallback@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaLogsUnregisterCallback(uint8_t via, void *realp, void * callback)
 {
@@ -6942,21 +6510,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaLogsUnregisterCallback(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaLogsUnregisterCallback(void * callback) { return cs_w_cudaLogsUnregisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsUnregisterCallback), callback); }
+static uint32_t cudaLogsUnregisterCallback(void * callback) { return cs_w_cudaLogsUnregisterCallback(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsUnregisterCallback), callback); }
 static uint32_t cs_d_cudaLogsUnregisterCallback(void * callback) { return cs_w_cudaLogsUnregisterCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsUnregisterCallback), callback); }
 static uint32_t cs_g_cudaLogsUnregisterCallback(void * callback) { return cs_w_cudaLogsUnregisterCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaLogsUnregisterCallback), callback); }
-CS_EXPORT uint32_t cs_v12_cudaLogsUnregisterCallback(void * callback)
+static uint32_t cs_v12_cudaLogsUnregisterCallback(void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsUnregisterCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsUnregisterCallback, "libcudart.so.12", &slot), callback);
 }
-__asm__(".symver cs_v12_cudaLogsUnregisterCallback, cudaLogsUnregisterCallback@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaLogsUnregisterCallback(void * callback)
+static uint32_t cs_v0_cudaLogsUnregisterCallback(void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cudaLogsUnregisterCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaLogsUnregisterCallback, "libcudart.so.11.0", &slot), callback);
 }
-__asm__(".symver cs_v0_cudaLogsUnregisterCallback, cudaLogsUnregisterCallback@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMalloc(uint8_t via, void *realp, void * devPtr, uint64_t size)
 {
@@ -6974,21 +6540,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMalloc(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMalloc(void * devPtr, uint64_t size) { return cs_w_cudaMalloc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc), devPtr, size); }
+static uint32_t cudaMalloc(void * devPtr, uint64_t size) { return cs_w_cudaMalloc(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc), devPtr, size); }
 static uint32_t cs_d_cudaMalloc(void * devPtr, uint64_t size) { return cs_w_cudaMalloc(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc), devPtr, size); }
 static uint32_t cs_g_cudaMalloc(void * devPtr, uint64_t size) { return cs_w_cudaMalloc(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc), devPtr, size); }
-CS_EXPORT uint32_t cs_v12_cudaMalloc(void * devPtr, uint64_t size)
+static uint32_t cs_v12_cudaMalloc(void * devPtr, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cudaMalloc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMalloc, "libcudart.so.12", &slot), devPtr, size);
 }
-__asm__(".symver cs_v12_cudaMalloc, cudaMalloc@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMalloc(void * devPtr, uint64_t size)
+static uint32_t cs_v0_cudaMalloc(void * devPtr, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cudaMalloc(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMalloc, "libcudart.so.11.0", &slot), devPtr, size);
 }
-__asm__(".symver cs_v0_cudaMalloc, cudaMalloc@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMalloc3D(uint8_t via, void *realp, void * pitchedDevPtr, struct cs_blob_24_8 extent)
 {
@@ -7006,21 +6570,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMalloc3D(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent) { return cs_w_cudaMalloc3D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3D), pitchedDevPtr, extent); }
+static uint32_t cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent) { return cs_w_cudaMalloc3D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3D), pitchedDevPtr, extent); }
 static uint32_t cs_d_cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent) { return cs_w_cudaMalloc3D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3D), pitchedDevPtr, extent); }
 static uint32_t cs_g_cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent) { return cs_w_cudaMalloc3D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3D), pitchedDevPtr, extent); }
-CS_EXPORT uint32_t cs_v12_cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent)
+static uint32_t cs_v12_cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent)
 {
     static void *_Atomic slot;
     return cs_w_cudaMalloc3D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMalloc3D, "libcudart.so.12", &slot), pitchedDevPtr, extent);
 }
-__asm__(".symver cs_v12_cudaMalloc3D, cudaMalloc3D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent)
+static uint32_t cs_v0_cudaMalloc3D(void * pitchedDevPtr, struct cs_blob_24_8 extent)
 {
     static void *_Atomic slot;
     return cs_w_cudaMalloc3D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMalloc3D, "libcudart.so.11.0", &slot), pitchedDevPtr, extent);
 }
-__asm__(".symver cs_v0_cudaMalloc3D, cudaMalloc3D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMalloc3DArray(uint8_t via, void *realp, void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags)
 {
@@ -7038,21 +6600,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMalloc3DArray(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags) { return cs_w_cudaMalloc3DArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3DArray), array, desc, extent, flags); }
+static uint32_t cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags) { return cs_w_cudaMalloc3DArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3DArray), array, desc, extent, flags); }
 static uint32_t cs_d_cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags) { return cs_w_cudaMalloc3DArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3DArray), array, desc, extent, flags); }
 static uint32_t cs_g_cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags) { return cs_w_cudaMalloc3DArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMalloc3DArray), array, desc, extent, flags); }
-CS_EXPORT uint32_t cs_v12_cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags)
+static uint32_t cs_v12_cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMalloc3DArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMalloc3DArray, "libcudart.so.12", &slot), array, desc, extent, flags);
 }
-__asm__(".symver cs_v12_cudaMalloc3DArray, cudaMalloc3DArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags)
+static uint32_t cs_v0_cudaMalloc3DArray(void * array, void * desc, struct cs_blob_24_8 extent, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMalloc3DArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMalloc3DArray, "libcudart.so.11.0", &slot), array, desc, extent, flags);
 }
-__asm__(".symver cs_v0_cudaMalloc3DArray, cudaMalloc3DArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocArray(uint8_t via, void *realp, void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags)
 {
@@ -7070,21 +6630,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocArray(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags) { return cs_w_cudaMallocArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocArray), array, desc, width, height, flags); }
+static uint32_t cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags) { return cs_w_cudaMallocArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocArray), array, desc, width, height, flags); }
 static uint32_t cs_d_cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags) { return cs_w_cudaMallocArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocArray), array, desc, width, height, flags); }
 static uint32_t cs_g_cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags) { return cs_w_cudaMallocArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocArray), array, desc, width, height, flags); }
-CS_EXPORT uint32_t cs_v12_cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags)
+static uint32_t cs_v12_cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocArray, "libcudart.so.12", &slot), array, desc, width, height, flags);
 }
-__asm__(".symver cs_v12_cudaMallocArray, cudaMallocArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags)
+static uint32_t cs_v0_cudaMallocArray(void * array, void * desc, uint64_t width, uint64_t height, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocArray, "libcudart.so.11.0", &slot), array, desc, width, height, flags);
 }
-__asm__(".symver cs_v0_cudaMallocArray, cudaMallocArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocAsync(uint8_t via, void *realp, void * devPtr, uint64_t size, void * hStream)
 {
@@ -7102,21 +6660,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocAsync(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocAsync(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync), devPtr, size, hStream); }
+static uint32_t cudaMallocAsync(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync), devPtr, size, hStream); }
 static uint32_t cs_d_cudaMallocAsync(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync), devPtr, size, hStream); }
 static uint32_t cs_g_cudaMallocAsync(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync), devPtr, size, hStream); }
-CS_EXPORT uint32_t cs_v12_cudaMallocAsync(void * devPtr, uint64_t size, void * hStream)
+static uint32_t cs_v12_cudaMallocAsync(void * devPtr, uint64_t size, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocAsync, "libcudart.so.12", &slot), devPtr, size, hStream);
 }
-__asm__(".symver cs_v12_cudaMallocAsync, cudaMallocAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocAsync(void * devPtr, uint64_t size, void * hStream)
+static uint32_t cs_v0_cudaMallocAsync(void * devPtr, uint64_t size, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocAsync, "libcudart.so.11.0", &slot), devPtr, size, hStream);
 }
-__asm__(".symver cs_v0_cudaMallocAsync, cudaMallocAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocAsync_ptsz(uint8_t via, void *realp, void * devPtr, uint64_t size, void * hStream)
 {
@@ -7134,21 +6690,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocAsync_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync_ptsz), devPtr, size, hStream); }
+static uint32_t cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync_ptsz), devPtr, size, hStream); }
 static uint32_t cs_d_cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync_ptsz), devPtr, size, hStream); }
 static uint32_t cs_g_cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream) { return cs_w_cudaMallocAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocAsync_ptsz), devPtr, size, hStream); }
-CS_EXPORT uint32_t cs_v12_cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream)
+static uint32_t cs_v12_cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocAsync_ptsz, "libcudart.so.12", &slot), devPtr, size, hStream);
 }
-__asm__(".symver cs_v12_cudaMallocAsync_ptsz, cudaMallocAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream)
+static uint32_t cs_v0_cudaMallocAsync_ptsz(void * devPtr, uint64_t size, void * hStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocAsync_ptsz, "libcudart.so.11.0", &slot), devPtr, size, hStream);
 }
-__asm__(".symver cs_v0_cudaMallocAsync_ptsz, cudaMallocAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocFromPoolAsync(uint8_t via, void *realp, void * ptr, uint64_t size, void * memPool, void * stream)
 {
@@ -7166,21 +6720,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocFromPoolAsync(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync), ptr, size, memPool, stream); }
+static uint32_t cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync), ptr, size, memPool, stream); }
 static uint32_t cs_d_cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync), ptr, size, memPool, stream); }
 static uint32_t cs_g_cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync), ptr, size, memPool, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream)
+static uint32_t cs_v12_cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocFromPoolAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync, "libcudart.so.12", &slot), ptr, size, memPool, stream);
 }
-__asm__(".symver cs_v12_cudaMallocFromPoolAsync, cudaMallocFromPoolAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream)
+static uint32_t cs_v0_cudaMallocFromPoolAsync(void * ptr, uint64_t size, void * memPool, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocFromPoolAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync, "libcudart.so.11.0", &slot), ptr, size, memPool, stream);
 }
-__asm__(".symver cs_v0_cudaMallocFromPoolAsync, cudaMallocFromPoolAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocFromPoolAsync_ptsz(uint8_t via, void *realp, void * ptr, uint64_t size, void * memPool, void * stream)
 {
@@ -7198,21 +6750,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocFromPoolAsync_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync_ptsz), ptr, size, memPool, stream); }
+static uint32_t cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync_ptsz), ptr, size, memPool, stream); }
 static uint32_t cs_d_cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync_ptsz), ptr, size, memPool, stream); }
 static uint32_t cs_g_cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream) { return cs_w_cudaMallocFromPoolAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync_ptsz), ptr, size, memPool, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream)
+static uint32_t cs_v12_cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocFromPoolAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync_ptsz, "libcudart.so.12", &slot), ptr, size, memPool, stream);
 }
-__asm__(".symver cs_v12_cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream)
+static uint32_t cs_v0_cudaMallocFromPoolAsync_ptsz(void * ptr, uint64_t size, void * memPool, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocFromPoolAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocFromPoolAsync_ptsz, "libcudart.so.11.0", &slot), ptr, size, memPool, stream);
 }
-__asm__(".symver cs_v0_cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocHost(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
@@ -7230,21 +6780,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocHost(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocHost(void * ptr, uint64_t size) { return cs_w_cudaMallocHost(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocHost), ptr, size); }
+static uint32_t cudaMallocHost(void * ptr, uint64_t size) { return cs_w_cudaMallocHost(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocHost), ptr, size); }
 static uint32_t cs_d_cudaMallocHost(void * ptr, uint64_t size) { return cs_w_cudaMallocHost(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocHost), ptr, size); }
 static uint32_t cs_g_cudaMallocHost(void * ptr, uint64_t size) { return cs_w_cudaMallocHost(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocHost), ptr, size); }
-CS_EXPORT uint32_t cs_v12_cudaMallocHost(void * ptr, uint64_t size)
+static uint32_t cs_v12_cudaMallocHost(void * ptr, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocHost(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocHost, "libcudart.so.12", &slot), ptr, size);
 }
-__asm__(".symver cs_v12_cudaMallocHost, cudaMallocHost@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocHost(void * ptr, uint64_t size)
+static uint32_t cs_v0_cudaMallocHost(void * ptr, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocHost(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocHost, "libcudart.so.11.0", &slot), ptr, size);
 }
-__asm__(".symver cs_v0_cudaMallocHost, cudaMallocHost@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocManaged(uint8_t via, void *realp, void * devPtr, uint64_t size, uint32_t flags)
 {
@@ -7262,21 +6810,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocManaged(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags) { return cs_w_cudaMallocManaged(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocManaged), devPtr, size, flags); }
+static uint32_t cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags) { return cs_w_cudaMallocManaged(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocManaged), devPtr, size, flags); }
 static uint32_t cs_d_cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags) { return cs_w_cudaMallocManaged(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocManaged), devPtr, size, flags); }
 static uint32_t cs_g_cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags) { return cs_w_cudaMallocManaged(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocManaged), devPtr, size, flags); }
-CS_EXPORT uint32_t cs_v12_cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags)
+static uint32_t cs_v12_cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocManaged(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocManaged, "libcudart.so.12", &slot), devPtr, size, flags);
 }
-__asm__(".symver cs_v12_cudaMallocManaged, cudaMallocManaged@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags)
+static uint32_t cs_v0_cudaMallocManaged(void * devPtr, uint64_t size, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocManaged(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocManaged, "libcudart.so.11.0", &slot), devPtr, size, flags);
 }
-__asm__(".symver cs_v0_cudaMallocManaged, cudaMallocManaged@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocMipmappedArray(uint8_t via, void *realp, void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags)
 {
@@ -7294,21 +6840,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocMipmappedArray(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags) { return cs_w_cudaMallocMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocMipmappedArray), mipmappedArray, desc, extent, numLevels, flags); }
+static uint32_t cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags) { return cs_w_cudaMallocMipmappedArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocMipmappedArray), mipmappedArray, desc, extent, numLevels, flags); }
 static uint32_t cs_d_cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags) { return cs_w_cudaMallocMipmappedArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocMipmappedArray), mipmappedArray, desc, extent, numLevels, flags); }
 static uint32_t cs_g_cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags) { return cs_w_cudaMallocMipmappedArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocMipmappedArray), mipmappedArray, desc, extent, numLevels, flags); }
-CS_EXPORT uint32_t cs_v12_cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags)
+static uint32_t cs_v12_cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocMipmappedArray, "libcudart.so.12", &slot), mipmappedArray, desc, extent, numLevels, flags);
 }
-__asm__(".symver cs_v12_cudaMallocMipmappedArray, cudaMallocMipmappedArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags)
+static uint32_t cs_v0_cudaMallocMipmappedArray(void * mipmappedArray, void * desc, struct cs_blob_24_8 extent, uint32_t numLevels, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocMipmappedArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocMipmappedArray, "libcudart.so.11.0", &slot), mipmappedArray, desc, extent, numLevels, flags);
 }
-__asm__(".symver cs_v0_cudaMallocMipmappedArray, cudaMallocMipmappedArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMallocPitch(uint8_t via, void *realp, void * devPtr, void * pitch, uint64_t width, uint64_t height)
 {
@@ -7326,21 +6870,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMallocPitch(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height) { return cs_w_cudaMallocPitch(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocPitch), devPtr, pitch, width, height); }
+static uint32_t cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height) { return cs_w_cudaMallocPitch(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocPitch), devPtr, pitch, width, height); }
 static uint32_t cs_d_cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height) { return cs_w_cudaMallocPitch(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocPitch), devPtr, pitch, width, height); }
 static uint32_t cs_g_cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height) { return cs_w_cudaMallocPitch(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMallocPitch), devPtr, pitch, width, height); }
-CS_EXPORT uint32_t cs_v12_cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height)
+static uint32_t cs_v12_cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocPitch(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocPitch, "libcudart.so.12", &slot), devPtr, pitch, width, height);
 }
-__asm__(".symver cs_v12_cudaMallocPitch, cudaMallocPitch@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height)
+static uint32_t cs_v0_cudaMallocPitch(void * devPtr, void * pitch, uint64_t width, uint64_t height)
 {
     static void *_Atomic slot;
     return cs_w_cudaMallocPitch(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMallocPitch, "libcudart.so.11.0", &slot), devPtr, pitch, width, height);
 }
-__asm__(".symver cs_v0_cudaMallocPitch, cudaMallocPitch@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemAdvise(uint8_t via, void *realp, void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location)
 {
@@ -7358,21 +6900,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemAdvise(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cudaMemAdvise(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemAdvise), devPtr, count, advice, location); }
+static uint32_t cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cudaMemAdvise(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemAdvise), devPtr, count, advice, location); }
 static uint32_t cs_d_cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cudaMemAdvise(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemAdvise), devPtr, count, advice, location); }
 static uint32_t cs_g_cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location) { return cs_w_cudaMemAdvise(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemAdvise), devPtr, count, advice, location); }
-CS_EXPORT uint32_t cs_v12_cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location)
+static uint32_t cs_v12_cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemAdvise(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemAdvise, "libcudart.so.12", &slot), devPtr, count, advice, location);
 }
-__asm__(".symver cs_v12_cudaMemAdvise, cudaMemAdvise@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location)
+static uint32_t cs_v0_cudaMemAdvise(void * devPtr, uint64_t count, uint32_t advice, struct cs_blob_8_4 location)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemAdvise(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemAdvise, "libcudart.so.11.0", &slot), devPtr, count, advice, location);
 }
-__asm__(".symver cs_v0_cudaMemAdvise, cudaMemAdvise@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardAndPrefetchBatchAsync(uint8_t via, void *realp, void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
@@ -7390,21 +6930,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardAndPrefetchBatchAsy
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
+static uint32_t cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_d_cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_g_cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardAndPrefetchBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync, "libcudart.so.12", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemDiscardAndPrefetchBatchAsync, cudaMemDiscardAndPrefetchBatchAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemDiscardAndPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardAndPrefetchBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync, "libcudart.so.11.0", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemDiscardAndPrefetchBatchAsync, cudaMemDiscardAndPrefetchBatchAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardAndPrefetchBatchAsync_ptsz(uint8_t via, void *realp, void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
@@ -7422,21 +6960,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardAndPrefetchBatchAsy
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
+static uint32_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_d_cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_g_cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz, "libcudart.so.12", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cudaMemDiscardAndPrefetchBatchAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemDiscardAndPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardAndPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz, "libcudart.so.11.0", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cudaMemDiscardAndPrefetchBatchAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardBatchAsync(uint8_t via, void *realp, void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
 {
@@ -7454,21 +6990,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardBatchAsync(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync), dptrs, sizes, count, flags, stream); }
+static uint32_t cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync), dptrs, sizes, count, flags, stream); }
 static uint32_t cs_d_cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync), dptrs, sizes, count, flags, stream); }
 static uint32_t cs_g_cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync), dptrs, sizes, count, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync, "libcudart.so.12", &slot), dptrs, sizes, count, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemDiscardBatchAsync, cudaMemDiscardBatchAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemDiscardBatchAsync(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync, "libcudart.so.11.0", &slot), dptrs, sizes, count, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemDiscardBatchAsync, cudaMemDiscardBatchAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardBatchAsync_ptsz(uint8_t via, void *realp, void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
 {
@@ -7486,21 +7020,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemDiscardBatchAsync_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, stream); }
+static uint32_t cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, stream); }
 static uint32_t cs_d_cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, stream); }
 static uint32_t cs_g_cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream) { return cs_w_cudaMemDiscardBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync_ptsz), dptrs, sizes, count, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync_ptsz, "libcudart.so.12", &slot), dptrs, sizes, count, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemDiscardBatchAsync_ptsz, cudaMemDiscardBatchAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemDiscardBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemDiscardBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemDiscardBatchAsync_ptsz, "libcudart.so.11.0", &slot), dptrs, sizes, count, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemDiscardBatchAsync_ptsz, cudaMemDiscardBatchAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemGetDefaultMemPool(uint8_t via, void *realp, void * memPool, void * location, uint32_t type)
 {
@@ -7518,21 +7050,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemGetDefaultMemPool(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetDefaultMemPool), memPool, location, type); }
+static uint32_t cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetDefaultMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetDefaultMemPool), memPool, location, type); }
 static uint32_t cs_d_cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetDefaultMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetDefaultMemPool), memPool, location, type); }
 static uint32_t cs_g_cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetDefaultMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetDefaultMemPool), memPool, location, type); }
-CS_EXPORT uint32_t cs_v12_cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type)
+static uint32_t cs_v12_cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemGetDefaultMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemGetDefaultMemPool, "libcudart.so.12", &slot), memPool, location, type);
 }
-__asm__(".symver cs_v12_cudaMemGetDefaultMemPool, cudaMemGetDefaultMemPool@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type)
+static uint32_t cs_v0_cudaMemGetDefaultMemPool(void * memPool, void * location, uint32_t type)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemGetDefaultMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemGetDefaultMemPool, "libcudart.so.11.0", &slot), memPool, location, type);
 }
-__asm__(".symver cs_v0_cudaMemGetDefaultMemPool, cudaMemGetDefaultMemPool@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemGetInfo(uint8_t via, void *realp, void * free, void * total)
 {
@@ -7550,21 +7080,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemGetInfo(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemGetInfo(void * free, void * total) { return cs_w_cudaMemGetInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetInfo), free, total); }
+static uint32_t cudaMemGetInfo(void * free, void * total) { return cs_w_cudaMemGetInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetInfo), free, total); }
 static uint32_t cs_d_cudaMemGetInfo(void * free, void * total) { return cs_w_cudaMemGetInfo(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetInfo), free, total); }
 static uint32_t cs_g_cudaMemGetInfo(void * free, void * total) { return cs_w_cudaMemGetInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetInfo), free, total); }
-CS_EXPORT uint32_t cs_v12_cudaMemGetInfo(void * free, void * total)
+static uint32_t cs_v12_cudaMemGetInfo(void * free, void * total)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemGetInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemGetInfo, "libcudart.so.12", &slot), free, total);
 }
-__asm__(".symver cs_v12_cudaMemGetInfo, cudaMemGetInfo@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemGetInfo(void * free, void * total)
+static uint32_t cs_v0_cudaMemGetInfo(void * free, void * total)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemGetInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemGetInfo, "libcudart.so.11.0", &slot), free, total);
 }
-__asm__(".symver cs_v0_cudaMemGetInfo, cudaMemGetInfo@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemGetMemPool(uint8_t via, void *realp, void * memPool, void * location, uint32_t type)
 {
@@ -7582,21 +7110,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemGetMemPool(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemGetMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetMemPool), memPool, location, type); }
+static uint32_t cudaMemGetMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetMemPool), memPool, location, type); }
 static uint32_t cs_d_cudaMemGetMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetMemPool), memPool, location, type); }
 static uint32_t cs_g_cudaMemGetMemPool(void * memPool, void * location, uint32_t type) { return cs_w_cudaMemGetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemGetMemPool), memPool, location, type); }
-CS_EXPORT uint32_t cs_v12_cudaMemGetMemPool(void * memPool, void * location, uint32_t type)
+static uint32_t cs_v12_cudaMemGetMemPool(void * memPool, void * location, uint32_t type)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemGetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemGetMemPool, "libcudart.so.12", &slot), memPool, location, type);
 }
-__asm__(".symver cs_v12_cudaMemGetMemPool, cudaMemGetMemPool@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemGetMemPool(void * memPool, void * location, uint32_t type)
+static uint32_t cs_v0_cudaMemGetMemPool(void * memPool, void * location, uint32_t type)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemGetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemGetMemPool, "libcudart.so.11.0", &slot), memPool, location, type);
 }
-__asm__(".symver cs_v0_cudaMemGetMemPool, cudaMemGetMemPool@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolCreate(uint8_t via, void *realp, void * memPool, void * poolProps)
 {
@@ -7614,21 +7140,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolCreate(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolCreate(void * memPool, void * poolProps) { return cs_w_cudaMemPoolCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolCreate), memPool, poolProps); }
+static uint32_t cudaMemPoolCreate(void * memPool, void * poolProps) { return cs_w_cudaMemPoolCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolCreate), memPool, poolProps); }
 static uint32_t cs_d_cudaMemPoolCreate(void * memPool, void * poolProps) { return cs_w_cudaMemPoolCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolCreate), memPool, poolProps); }
 static uint32_t cs_g_cudaMemPoolCreate(void * memPool, void * poolProps) { return cs_w_cudaMemPoolCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolCreate), memPool, poolProps); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolCreate(void * memPool, void * poolProps)
+static uint32_t cs_v12_cudaMemPoolCreate(void * memPool, void * poolProps)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolCreate, "libcudart.so.12", &slot), memPool, poolProps);
 }
-__asm__(".symver cs_v12_cudaMemPoolCreate, cudaMemPoolCreate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolCreate(void * memPool, void * poolProps)
+static uint32_t cs_v0_cudaMemPoolCreate(void * memPool, void * poolProps)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolCreate, "libcudart.so.11.0", &slot), memPool, poolProps);
 }
-__asm__(".symver cs_v0_cudaMemPoolCreate, cudaMemPoolCreate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolDestroy(uint8_t via, void *realp, void * memPool)
 {
@@ -7646,21 +7170,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolDestroy(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolDestroy(void * memPool) { return cs_w_cudaMemPoolDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolDestroy), memPool); }
+static uint32_t cudaMemPoolDestroy(void * memPool) { return cs_w_cudaMemPoolDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolDestroy), memPool); }
 static uint32_t cs_d_cudaMemPoolDestroy(void * memPool) { return cs_w_cudaMemPoolDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolDestroy), memPool); }
 static uint32_t cs_g_cudaMemPoolDestroy(void * memPool) { return cs_w_cudaMemPoolDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolDestroy), memPool); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolDestroy(void * memPool)
+static uint32_t cs_v12_cudaMemPoolDestroy(void * memPool)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolDestroy, "libcudart.so.12", &slot), memPool);
 }
-__asm__(".symver cs_v12_cudaMemPoolDestroy, cudaMemPoolDestroy@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolDestroy(void * memPool)
+static uint32_t cs_v0_cudaMemPoolDestroy(void * memPool)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolDestroy, "libcudart.so.11.0", &slot), memPool);
 }
-__asm__(".symver cs_v0_cudaMemPoolDestroy, cudaMemPoolDestroy@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolExportPointer(uint8_t via, void *realp, void * exportData, void * ptr)
 {
@@ -7678,21 +7200,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolExportPointer(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolExportPointer(void * exportData, void * ptr) { return cs_w_cudaMemPoolExportPointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportPointer), exportData, ptr); }
+static uint32_t cudaMemPoolExportPointer(void * exportData, void * ptr) { return cs_w_cudaMemPoolExportPointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportPointer), exportData, ptr); }
 static uint32_t cs_d_cudaMemPoolExportPointer(void * exportData, void * ptr) { return cs_w_cudaMemPoolExportPointer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportPointer), exportData, ptr); }
 static uint32_t cs_g_cudaMemPoolExportPointer(void * exportData, void * ptr) { return cs_w_cudaMemPoolExportPointer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportPointer), exportData, ptr); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolExportPointer(void * exportData, void * ptr)
+static uint32_t cs_v12_cudaMemPoolExportPointer(void * exportData, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolExportPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolExportPointer, "libcudart.so.12", &slot), exportData, ptr);
 }
-__asm__(".symver cs_v12_cudaMemPoolExportPointer, cudaMemPoolExportPointer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolExportPointer(void * exportData, void * ptr)
+static uint32_t cs_v0_cudaMemPoolExportPointer(void * exportData, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolExportPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolExportPointer, "libcudart.so.11.0", &slot), exportData, ptr);
 }
-__asm__(".symver cs_v0_cudaMemPoolExportPointer, cudaMemPoolExportPointer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolExportToShareableHandle(uint8_t via, void *realp, void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags)
 {
@@ -7710,21 +7230,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolExportToShareableHandl
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolExportToShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportToShareableHandle), shareableHandle, memPool, handleType, flags); }
+static uint32_t cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolExportToShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportToShareableHandle), shareableHandle, memPool, handleType, flags); }
 static uint32_t cs_d_cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolExportToShareableHandle(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportToShareableHandle), shareableHandle, memPool, handleType, flags); }
 static uint32_t cs_g_cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolExportToShareableHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolExportToShareableHandle), shareableHandle, memPool, handleType, flags); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags)
+static uint32_t cs_v12_cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolExportToShareableHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolExportToShareableHandle, "libcudart.so.12", &slot), shareableHandle, memPool, handleType, flags);
 }
-__asm__(".symver cs_v12_cudaMemPoolExportToShareableHandle, cudaMemPoolExportToShareableHandle@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags)
+static uint32_t cs_v0_cudaMemPoolExportToShareableHandle(void * shareableHandle, void * memPool, uint32_t handleType, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolExportToShareableHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolExportToShareableHandle, "libcudart.so.11.0", &slot), shareableHandle, memPool, handleType, flags);
 }
-__asm__(".symver cs_v0_cudaMemPoolExportToShareableHandle, cudaMemPoolExportToShareableHandle@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolGetAccess(uint8_t via, void *realp, void * flags, void * memPool, void * location)
 {
@@ -7742,21 +7260,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolGetAccess(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cudaMemPoolGetAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAccess), flags, memPool, location); }
+static uint32_t cudaMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cudaMemPoolGetAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAccess), flags, memPool, location); }
 static uint32_t cs_d_cudaMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cudaMemPoolGetAccess(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAccess), flags, memPool, location); }
 static uint32_t cs_g_cudaMemPoolGetAccess(void * flags, void * memPool, void * location) { return cs_w_cudaMemPoolGetAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAccess), flags, memPool, location); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolGetAccess(void * flags, void * memPool, void * location)
+static uint32_t cs_v12_cudaMemPoolGetAccess(void * flags, void * memPool, void * location)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolGetAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAccess, "libcudart.so.12", &slot), flags, memPool, location);
 }
-__asm__(".symver cs_v12_cudaMemPoolGetAccess, cudaMemPoolGetAccess@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolGetAccess(void * flags, void * memPool, void * location)
+static uint32_t cs_v0_cudaMemPoolGetAccess(void * flags, void * memPool, void * location)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolGetAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAccess, "libcudart.so.11.0", &slot), flags, memPool, location);
 }
-__asm__(".symver cs_v0_cudaMemPoolGetAccess, cudaMemPoolGetAccess@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolGetAttribute(uint8_t via, void *realp, void * memPool, uint32_t attr, void * value)
 {
@@ -7774,21 +7290,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolGetAttribute(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAttribute), memPool, attr, value); }
+static uint32_t cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAttribute), memPool, attr, value); }
 static uint32_t cs_d_cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAttribute), memPool, attr, value); }
 static uint32_t cs_g_cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAttribute), memPool, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value)
+static uint32_t cs_v12_cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAttribute, "libcudart.so.12", &slot), memPool, attr, value);
 }
-__asm__(".symver cs_v12_cudaMemPoolGetAttribute, cudaMemPoolGetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value)
+static uint32_t cs_v0_cudaMemPoolGetAttribute(void * memPool, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolGetAttribute, "libcudart.so.11.0", &slot), memPool, attr, value);
 }
-__asm__(".symver cs_v0_cudaMemPoolGetAttribute, cudaMemPoolGetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolImportFromShareableHandle(uint8_t via, void *realp, void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags)
 {
@@ -7806,21 +7320,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolImportFromShareableHan
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolImportFromShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportFromShareableHandle), memPool, shareableHandle, handleType, flags); }
+static uint32_t cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolImportFromShareableHandle(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportFromShareableHandle), memPool, shareableHandle, handleType, flags); }
 static uint32_t cs_d_cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolImportFromShareableHandle(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportFromShareableHandle), memPool, shareableHandle, handleType, flags); }
 static uint32_t cs_g_cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags) { return cs_w_cudaMemPoolImportFromShareableHandle(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportFromShareableHandle), memPool, shareableHandle, handleType, flags); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags)
+static uint32_t cs_v12_cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolImportFromShareableHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolImportFromShareableHandle, "libcudart.so.12", &slot), memPool, shareableHandle, handleType, flags);
 }
-__asm__(".symver cs_v12_cudaMemPoolImportFromShareableHandle, cudaMemPoolImportFromShareableHandle@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags)
+static uint32_t cs_v0_cudaMemPoolImportFromShareableHandle(void * memPool, void * shareableHandle, uint32_t handleType, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolImportFromShareableHandle(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolImportFromShareableHandle, "libcudart.so.11.0", &slot), memPool, shareableHandle, handleType, flags);
 }
-__asm__(".symver cs_v0_cudaMemPoolImportFromShareableHandle, cudaMemPoolImportFromShareableHandle@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolImportPointer(uint8_t via, void *realp, void * ptr, void * memPool, void * exportData)
 {
@@ -7838,21 +7350,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolImportPointer(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData) { return cs_w_cudaMemPoolImportPointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportPointer), ptr, memPool, exportData); }
+static uint32_t cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData) { return cs_w_cudaMemPoolImportPointer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportPointer), ptr, memPool, exportData); }
 static uint32_t cs_d_cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData) { return cs_w_cudaMemPoolImportPointer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportPointer), ptr, memPool, exportData); }
 static uint32_t cs_g_cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData) { return cs_w_cudaMemPoolImportPointer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolImportPointer), ptr, memPool, exportData); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData)
+static uint32_t cs_v12_cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolImportPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolImportPointer, "libcudart.so.12", &slot), ptr, memPool, exportData);
 }
-__asm__(".symver cs_v12_cudaMemPoolImportPointer, cudaMemPoolImportPointer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData)
+static uint32_t cs_v0_cudaMemPoolImportPointer(void * ptr, void * memPool, void * exportData)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolImportPointer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolImportPointer, "libcudart.so.11.0", &slot), ptr, memPool, exportData);
 }
-__asm__(".symver cs_v0_cudaMemPoolImportPointer, cudaMemPoolImportPointer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolSetAccess(uint8_t via, void *realp, void * memPool, void * descList, uint64_t count)
 {
@@ -7870,21 +7380,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolSetAccess(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count) { return cs_w_cudaMemPoolSetAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAccess), memPool, descList, count); }
+static uint32_t cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count) { return cs_w_cudaMemPoolSetAccess(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAccess), memPool, descList, count); }
 static uint32_t cs_d_cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count) { return cs_w_cudaMemPoolSetAccess(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAccess), memPool, descList, count); }
 static uint32_t cs_g_cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count) { return cs_w_cudaMemPoolSetAccess(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAccess), memPool, descList, count); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count)
+static uint32_t cs_v12_cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolSetAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAccess, "libcudart.so.12", &slot), memPool, descList, count);
 }
-__asm__(".symver cs_v12_cudaMemPoolSetAccess, cudaMemPoolSetAccess@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count)
+static uint32_t cs_v0_cudaMemPoolSetAccess(void * memPool, void * descList, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolSetAccess(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAccess, "libcudart.so.11.0", &slot), memPool, descList, count);
 }
-__asm__(".symver cs_v0_cudaMemPoolSetAccess, cudaMemPoolSetAccess@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolSetAttribute(uint8_t via, void *realp, void * memPool, uint32_t attr, void * value)
 {
@@ -7902,21 +7410,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolSetAttribute(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAttribute), memPool, attr, value); }
+static uint32_t cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAttribute), memPool, attr, value); }
 static uint32_t cs_d_cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAttribute), memPool, attr, value); }
 static uint32_t cs_g_cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value) { return cs_w_cudaMemPoolSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAttribute), memPool, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value)
+static uint32_t cs_v12_cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAttribute, "libcudart.so.12", &slot), memPool, attr, value);
 }
-__asm__(".symver cs_v12_cudaMemPoolSetAttribute, cudaMemPoolSetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value)
+static uint32_t cs_v0_cudaMemPoolSetAttribute(void * memPool, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolSetAttribute, "libcudart.so.11.0", &slot), memPool, attr, value);
 }
-__asm__(".symver cs_v0_cudaMemPoolSetAttribute, cudaMemPoolSetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolTrimTo(uint8_t via, void *realp, void * memPool, uint64_t minBytesToKeep)
 {
@@ -7934,21 +7440,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPoolTrimTo(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep) { return cs_w_cudaMemPoolTrimTo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolTrimTo), memPool, minBytesToKeep); }
+static uint32_t cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep) { return cs_w_cudaMemPoolTrimTo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolTrimTo), memPool, minBytesToKeep); }
 static uint32_t cs_d_cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep) { return cs_w_cudaMemPoolTrimTo(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolTrimTo), memPool, minBytesToKeep); }
 static uint32_t cs_g_cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep) { return cs_w_cudaMemPoolTrimTo(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPoolTrimTo), memPool, minBytesToKeep); }
-CS_EXPORT uint32_t cs_v12_cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep)
+static uint32_t cs_v12_cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolTrimTo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolTrimTo, "libcudart.so.12", &slot), memPool, minBytesToKeep);
 }
-__asm__(".symver cs_v12_cudaMemPoolTrimTo, cudaMemPoolTrimTo@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep)
+static uint32_t cs_v0_cudaMemPoolTrimTo(void * memPool, uint64_t minBytesToKeep)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPoolTrimTo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPoolTrimTo, "libcudart.so.11.0", &slot), memPool, minBytesToKeep);
 }
-__asm__(".symver cs_v0_cudaMemPoolTrimTo, cudaMemPoolTrimTo@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchAsync(uint8_t via, void *realp, void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
 {
@@ -7966,21 +7470,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchAsync(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync), devPtr, count, location, flags, stream); }
+static uint32_t cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync), devPtr, count, location, flags, stream); }
 static uint32_t cs_d_cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync), devPtr, count, location, flags, stream); }
 static uint32_t cs_g_cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync), devPtr, count, location, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
+static uint32_t cs_v12_cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync, "libcudart.so.12", &slot), devPtr, count, location, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemPrefetchAsync, cudaMemPrefetchAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
+static uint32_t cs_v0_cudaMemPrefetchAsync(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync, "libcudart.so.11.0", &slot), devPtr, count, location, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemPrefetchAsync, cudaMemPrefetchAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchAsync_ptsz(uint8_t via, void *realp, void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
 {
@@ -7998,21 +7500,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchAsync_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync_ptsz), devPtr, count, location, flags, stream); }
+static uint32_t cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync_ptsz), devPtr, count, location, flags, stream); }
 static uint32_t cs_d_cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync_ptsz), devPtr, count, location, flags, stream); }
 static uint32_t cs_g_cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream) { return cs_w_cudaMemPrefetchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync_ptsz), devPtr, count, location, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
+static uint32_t cs_v12_cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync_ptsz, "libcudart.so.12", &slot), devPtr, count, location, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemPrefetchAsync_ptsz, cudaMemPrefetchAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
+static uint32_t cs_v0_cudaMemPrefetchAsync_ptsz(void * devPtr, uint64_t count, struct cs_blob_8_4 location, uint32_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchAsync_ptsz, "libcudart.so.11.0", &slot), devPtr, count, location, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemPrefetchAsync_ptsz, cudaMemPrefetchAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchBatchAsync(uint8_t via, void *realp, void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
@@ -8030,21 +7530,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchBatchAsync(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
+static uint32_t cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_d_cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_g_cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync, "libcudart.so.12", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemPrefetchBatchAsync, cudaMemPrefetchBatchAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemPrefetchBatchAsync(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync, "libcudart.so.11.0", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemPrefetchBatchAsync, cudaMemPrefetchBatchAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchBatchAsync_ptsz(uint8_t via, void *realp, void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
@@ -8062,21 +7560,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemPrefetchBatchAsync_ptsz(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
+static uint32_t cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_d_cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
 static uint32_t cs_g_cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream) { return cs_w_cudaMemPrefetchBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz, "libcudart.so.12", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemPrefetchBatchAsync_ptsz, cudaMemPrefetchBatchAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemPrefetchBatchAsync_ptsz(void * dptrs, void * sizes, uint64_t count, void * prefetchLocs, void * prefetchLocIdxs, uint64_t numPrefetchLocs, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemPrefetchBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz, "libcudart.so.11.0", &slot), dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemPrefetchBatchAsync_ptsz, cudaMemPrefetchBatchAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemRangeGetAttribute(uint8_t via, void *realp, void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count)
 {
@@ -8094,21 +7590,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemRangeGetAttribute(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
+static uint32_t cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
 static uint32_t cs_d_cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
 static uint32_t cs_g_cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttribute), data, dataSize, attribute, devPtr, count); }
-CS_EXPORT uint32_t cs_v12_cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count)
+static uint32_t cs_v12_cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemRangeGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttribute, "libcudart.so.12", &slot), data, dataSize, attribute, devPtr, count);
 }
-__asm__(".symver cs_v12_cudaMemRangeGetAttribute, cudaMemRangeGetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count)
+static uint32_t cs_v0_cudaMemRangeGetAttribute(void * data, uint64_t dataSize, uint32_t attribute, void * devPtr, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemRangeGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttribute, "libcudart.so.11.0", &slot), data, dataSize, attribute, devPtr, count);
 }
-__asm__(".symver cs_v0_cudaMemRangeGetAttribute, cudaMemRangeGetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemRangeGetAttributes(uint8_t via, void *realp, void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count)
 {
@@ -8126,21 +7620,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemRangeGetAttributes(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
+static uint32_t cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
 static uint32_t cs_d_cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
 static uint32_t cs_g_cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count) { return cs_w_cudaMemRangeGetAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttributes), data, dataSizes, attributes, numAttributes, devPtr, count); }
-CS_EXPORT uint32_t cs_v12_cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count)
+static uint32_t cs_v12_cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemRangeGetAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttributes, "libcudart.so.12", &slot), data, dataSizes, attributes, numAttributes, devPtr, count);
 }
-__asm__(".symver cs_v12_cudaMemRangeGetAttributes, cudaMemRangeGetAttributes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count)
+static uint32_t cs_v0_cudaMemRangeGetAttributes(void * data, void * dataSizes, void * attributes, uint64_t numAttributes, void * devPtr, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemRangeGetAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemRangeGetAttributes, "libcudart.so.11.0", &slot), data, dataSizes, attributes, numAttributes, devPtr, count);
 }
-__asm__(".symver cs_v0_cudaMemRangeGetAttributes, cudaMemRangeGetAttributes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemSetMemPool(uint8_t via, void *realp, void * location, uint32_t type, void * memPool)
 {
@@ -8158,21 +7650,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemSetMemPool(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemSetMemPool(void * location, uint32_t type, void * memPool) { return cs_w_cudaMemSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemSetMemPool), location, type, memPool); }
+static uint32_t cudaMemSetMemPool(void * location, uint32_t type, void * memPool) { return cs_w_cudaMemSetMemPool(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemSetMemPool), location, type, memPool); }
 static uint32_t cs_d_cudaMemSetMemPool(void * location, uint32_t type, void * memPool) { return cs_w_cudaMemSetMemPool(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemSetMemPool), location, type, memPool); }
 static uint32_t cs_g_cudaMemSetMemPool(void * location, uint32_t type, void * memPool) { return cs_w_cudaMemSetMemPool(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemSetMemPool), location, type, memPool); }
-CS_EXPORT uint32_t cs_v12_cudaMemSetMemPool(void * location, uint32_t type, void * memPool)
+static uint32_t cs_v12_cudaMemSetMemPool(void * location, uint32_t type, void * memPool)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemSetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemSetMemPool, "libcudart.so.12", &slot), location, type, memPool);
 }
-__asm__(".symver cs_v12_cudaMemSetMemPool, cudaMemSetMemPool@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemSetMemPool(void * location, uint32_t type, void * memPool)
+static uint32_t cs_v0_cudaMemSetMemPool(void * location, uint32_t type, void * memPool)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemSetMemPool(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemSetMemPool, "libcudart.so.11.0", &slot), location, type, memPool);
 }
-__asm__(".symver cs_v0_cudaMemSetMemPool, cudaMemSetMemPool@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy(uint8_t via, void *realp, void * dst, void * src, uint64_t count, uint32_t kind)
 {
@@ -8190,21 +7680,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy), dst, src, count, kind); }
+static uint32_t cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy), dst, src, count, kind); }
 static uint32_t cs_d_cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy), dst, src, count, kind); }
 static uint32_t cs_g_cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy), dst, src, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy, "libcudart.so.12", &slot), dst, src, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy, cudaMemcpy@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy(void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy, "libcudart.so.11.0", &slot), dst, src, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy, cudaMemcpy@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2D(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8222,21 +7710,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2D(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D), dst, dpitch, src, spitch, width, height, kind); }
+static uint32_t cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D), dst, dpitch, src, spitch, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D), dst, dpitch, src, spitch, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D), dst, dpitch, src, spitch, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2D, "libcudart.so.12", &slot), dst, dpitch, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2D, cudaMemcpy2D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2D(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2D, "libcudart.so.11.0", &slot), dst, dpitch, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2D, cudaMemcpy2D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DArrayToArray(uint8_t via, void *realp, void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8254,21 +7740,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DArrayToArray(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
+static uint32_t cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DArrayToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray, "libcudart.so.12", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DArrayToArray, cudaMemcpy2DArrayToArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2DArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DArrayToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray, "libcudart.so.11.0", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DArrayToArray, cudaMemcpy2DArrayToArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DArrayToArray_ptds(uint8_t via, void *realp, void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8286,21 +7770,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DArrayToArray_ptds(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
+static uint32_t cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DArrayToArray_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DArrayToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray_ptds, "libcudart.so.12", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DArrayToArray_ptds, cudaMemcpy2DArrayToArray_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2DArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DArrayToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DArrayToArray_ptds, "libcudart.so.11.0", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DArrayToArray_ptds, cudaMemcpy2DArrayToArray_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DAsync(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
@@ -8318,21 +7800,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync), dst, dpitch, src, spitch, width, height, kind, stream); }
+static uint32_t cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync), dst, dpitch, src, spitch, width, height, kind, stream); }
 static uint32_t cs_d_cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync), dst, dpitch, src, spitch, width, height, kind, stream); }
 static uint32_t cs_g_cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync), dst, dpitch, src, spitch, width, height, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync, "libcudart.so.12", &slot), dst, dpitch, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DAsync, cudaMemcpy2DAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpy2DAsync(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync, "libcudart.so.11.0", &slot), dst, dpitch, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DAsync, cudaMemcpy2DAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DAsync_ptsz(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
@@ -8350,21 +7830,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DAsync_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync_ptsz), dst, dpitch, src, spitch, width, height, kind, stream); }
+static uint32_t cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync_ptsz), dst, dpitch, src, spitch, width, height, kind, stream); }
 static uint32_t cs_d_cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync_ptsz), dst, dpitch, src, spitch, width, height, kind, stream); }
 static uint32_t cs_g_cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync_ptsz), dst, dpitch, src, spitch, width, height, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync_ptsz, "libcudart.so.12", &slot), dst, dpitch, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DAsync_ptsz, cudaMemcpy2DAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpy2DAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DAsync_ptsz, "libcudart.so.11.0", &slot), dst, dpitch, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DAsync_ptsz, cudaMemcpy2DAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArray(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8382,21 +7860,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArray(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
+static uint32_t cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray, "libcudart.so.12", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DFromArray, cudaMemcpy2DFromArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2DFromArray(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray, "libcudart.so.11.0", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DFromArray, cudaMemcpy2DFromArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArrayAsync(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
@@ -8414,21 +7890,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArrayAsync(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
+static uint32_t cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
 static uint32_t cs_d_cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
 static uint32_t cs_g_cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync, "libcudart.so.12", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpy2DFromArrayAsync(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync, "libcudart.so.11.0", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArrayAsync_ptsz(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
@@ -8446,21 +7920,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArrayAsync_ptsz(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
+static uint32_t cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
 static uint32_t cs_d_cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
 static uint32_t cs_g_cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DFromArrayAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz, "libcudart.so.12", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DFromArrayAsync_ptsz, cudaMemcpy2DFromArrayAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpy2DFromArrayAsync_ptsz(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz, "libcudart.so.11.0", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DFromArrayAsync_ptsz, cudaMemcpy2DFromArrayAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArray_ptds(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8478,21 +7950,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DFromArray_ptds(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray_ptds), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
+static uint32_t cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray_ptds), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray_ptds), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DFromArray_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray_ptds), dst, dpitch, src, wOffset, hOffset, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray_ptds, "libcudart.so.12", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DFromArray_ptds, cudaMemcpy2DFromArray_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2DFromArray_ptds(void * dst, uint64_t dpitch, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DFromArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DFromArray_ptds, "libcudart.so.11.0", &slot), dst, dpitch, src, wOffset, hOffset, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DFromArray_ptds, cudaMemcpy2DFromArray_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArray(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8510,21 +7980,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArray(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray), dst, wOffset, hOffset, src, spitch, width, height, kind); }
+static uint32_t cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray), dst, wOffset, hOffset, src, spitch, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray), dst, wOffset, hOffset, src, spitch, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray), dst, wOffset, hOffset, src, spitch, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DToArray, cudaMemcpy2DToArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2DToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DToArray, cudaMemcpy2DToArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArrayAsync(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
@@ -8542,21 +8010,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArrayAsync(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
+static uint32_t cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
 static uint32_t cs_d_cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
 static uint32_t cs_g_cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DToArrayAsync, cudaMemcpy2DToArrayAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpy2DToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DToArrayAsync, cudaMemcpy2DToArrayAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArrayAsync_ptsz(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
@@ -8574,21 +8040,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArrayAsync_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
+static uint32_t cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
 static uint32_t cs_d_cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
 static uint32_t cs_g_cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream) { return cs_w_cudaMemcpy2DToArrayAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz), dst, wOffset, hOffset, src, spitch, width, height, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DToArrayAsync_ptsz, cudaMemcpy2DToArrayAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpy2DToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DToArrayAsync_ptsz, cudaMemcpy2DToArrayAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArray_ptds(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8606,21 +8070,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2DToArray_ptds(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray_ptds), dst, wOffset, hOffset, src, spitch, width, height, kind); }
+static uint32_t cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray_ptds), dst, wOffset, hOffset, src, spitch, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray_ptds), dst, wOffset, hOffset, src, spitch, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2DToArray_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray_ptds), dst, wOffset, hOffset, src, spitch, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray_ptds, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2DToArray_ptds, cudaMemcpy2DToArray_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2DToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2DToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2DToArray_ptds, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2DToArray_ptds, cudaMemcpy2DToArray_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2D_ptds(uint8_t via, void *realp, void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
@@ -8638,21 +8100,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy2D_ptds(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D_ptds), dst, dpitch, src, spitch, width, height, kind); }
+static uint32_t cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D_ptds), dst, dpitch, src, spitch, width, height, kind); }
 static uint32_t cs_d_cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D_ptds), dst, dpitch, src, spitch, width, height, kind); }
 static uint32_t cs_g_cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind) { return cs_w_cudaMemcpy2D_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy2D_ptds), dst, dpitch, src, spitch, width, height, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2D_ptds, "libcudart.so.12", &slot), dst, dpitch, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy2D_ptds, cudaMemcpy2D_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy2D_ptds(void * dst, uint64_t dpitch, void * src, uint64_t spitch, uint64_t width, uint64_t height, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy2D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy2D_ptds, "libcudart.so.11.0", &slot), dst, dpitch, src, spitch, width, height, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy2D_ptds, cudaMemcpy2D_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3D(uint8_t via, void *realp, void * p)
 {
@@ -8670,21 +8130,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3D(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3D(void * p) { return cs_w_cudaMemcpy3D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D), p); }
+static uint32_t cudaMemcpy3D(void * p) { return cs_w_cudaMemcpy3D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D), p); }
 static uint32_t cs_d_cudaMemcpy3D(void * p) { return cs_w_cudaMemcpy3D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D), p); }
 static uint32_t cs_g_cudaMemcpy3D(void * p) { return cs_w_cudaMemcpy3D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D), p); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3D(void * p)
+static uint32_t cs_v12_cudaMemcpy3D(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3D, "libcudart.so.12", &slot), p);
 }
-__asm__(".symver cs_v12_cudaMemcpy3D, cudaMemcpy3D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3D(void * p)
+static uint32_t cs_v0_cudaMemcpy3D(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3D, "libcudart.so.11.0", &slot), p);
 }
-__asm__(".symver cs_v0_cudaMemcpy3D, cudaMemcpy3D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DAsync(uint8_t via, void *realp, void * p, void * stream)
 {
@@ -8702,21 +8160,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync), p, stream); }
+static uint32_t cudaMemcpy3DAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync), p, stream); }
 static uint32_t cs_d_cudaMemcpy3DAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync), p, stream); }
 static uint32_t cs_g_cudaMemcpy3DAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync), p, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DAsync(void * p, void * stream)
+static uint32_t cs_v12_cudaMemcpy3DAsync(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync, "libcudart.so.12", &slot), p, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DAsync, cudaMemcpy3DAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DAsync(void * p, void * stream)
+static uint32_t cs_v0_cudaMemcpy3DAsync(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync, "libcudart.so.11.0", &slot), p, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DAsync, cudaMemcpy3DAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DAsync_ptsz(uint8_t via, void *realp, void * p, void * stream)
 {
@@ -8734,21 +8190,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DAsync_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync_ptsz), p, stream); }
+static uint32_t cudaMemcpy3DAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync_ptsz), p, stream); }
 static uint32_t cs_d_cudaMemcpy3DAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync_ptsz), p, stream); }
 static uint32_t cs_g_cudaMemcpy3DAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync_ptsz), p, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DAsync_ptsz(void * p, void * stream)
+static uint32_t cs_v12_cudaMemcpy3DAsync_ptsz(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync_ptsz, "libcudart.so.12", &slot), p, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DAsync_ptsz, cudaMemcpy3DAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DAsync_ptsz(void * p, void * stream)
+static uint32_t cs_v0_cudaMemcpy3DAsync_ptsz(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DAsync_ptsz, "libcudart.so.11.0", &slot), p, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DAsync_ptsz, cudaMemcpy3DAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DBatchAsync(uint8_t via, void *realp, uint64_t numOps, void * opList, uint64_t flags, void * stream)
 {
@@ -8766,21 +8220,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DBatchAsync(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync), numOps, opList, flags, stream); }
+static uint32_t cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync), numOps, opList, flags, stream); }
 static uint32_t cs_d_cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync), numOps, opList, flags, stream); }
 static uint32_t cs_g_cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync), numOps, opList, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync, "libcudart.so.12", &slot), numOps, opList, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DBatchAsync, cudaMemcpy3DBatchAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemcpy3DBatchAsync(uint64_t numOps, void * opList, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync, "libcudart.so.11.0", &slot), numOps, opList, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DBatchAsync, cudaMemcpy3DBatchAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DBatchAsync_ptsz(uint8_t via, void *realp, uint64_t numOps, void * opList, uint64_t flags, void * stream)
 {
@@ -8798,21 +8250,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DBatchAsync_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz), numOps, opList, flags, stream); }
+static uint32_t cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz), numOps, opList, flags, stream); }
 static uint32_t cs_d_cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz), numOps, opList, flags, stream); }
 static uint32_t cs_g_cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream) { return cs_w_cudaMemcpy3DBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz), numOps, opList, flags, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream)
+static uint32_t cs_v12_cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz, "libcudart.so.12", &slot), numOps, opList, flags, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DBatchAsync_ptsz, cudaMemcpy3DBatchAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream)
+static uint32_t cs_v0_cudaMemcpy3DBatchAsync_ptsz(uint64_t numOps, void * opList, uint64_t flags, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz, "libcudart.so.11.0", &slot), numOps, opList, flags, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DBatchAsync_ptsz, cudaMemcpy3DBatchAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeer(uint8_t via, void *realp, void * p)
 {
@@ -8830,21 +8280,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeer(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DPeer(void * p) { return cs_w_cudaMemcpy3DPeer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer), p); }
+static uint32_t cudaMemcpy3DPeer(void * p) { return cs_w_cudaMemcpy3DPeer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer), p); }
 static uint32_t cs_d_cudaMemcpy3DPeer(void * p) { return cs_w_cudaMemcpy3DPeer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer), p); }
 static uint32_t cs_g_cudaMemcpy3DPeer(void * p) { return cs_w_cudaMemcpy3DPeer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer), p); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DPeer(void * p)
+static uint32_t cs_v12_cudaMemcpy3DPeer(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer, "libcudart.so.12", &slot), p);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DPeer, cudaMemcpy3DPeer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DPeer(void * p)
+static uint32_t cs_v0_cudaMemcpy3DPeer(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer, "libcudart.so.11.0", &slot), p);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DPeer, cudaMemcpy3DPeer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeerAsync(uint8_t via, void *realp, void * p, void * stream)
 {
@@ -8862,21 +8310,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeerAsync(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DPeerAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync), p, stream); }
+static uint32_t cudaMemcpy3DPeerAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync), p, stream); }
 static uint32_t cs_d_cudaMemcpy3DPeerAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync), p, stream); }
 static uint32_t cs_g_cudaMemcpy3DPeerAsync(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync), p, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DPeerAsync(void * p, void * stream)
+static uint32_t cs_v12_cudaMemcpy3DPeerAsync(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeerAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync, "libcudart.so.12", &slot), p, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DPeerAsync, cudaMemcpy3DPeerAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DPeerAsync(void * p, void * stream)
+static uint32_t cs_v0_cudaMemcpy3DPeerAsync(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeerAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync, "libcudart.so.11.0", &slot), p, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DPeerAsync, cudaMemcpy3DPeerAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeerAsync_ptsz(uint8_t via, void *realp, void * p, void * stream)
 {
@@ -8894,21 +8340,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeerAsync_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz), p, stream); }
+static uint32_t cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz), p, stream); }
 static uint32_t cs_d_cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz), p, stream); }
 static uint32_t cs_g_cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream) { return cs_w_cudaMemcpy3DPeerAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz), p, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream)
+static uint32_t cs_v12_cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeerAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz, "libcudart.so.12", &slot), p, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DPeerAsync_ptsz, cudaMemcpy3DPeerAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream)
+static uint32_t cs_v0_cudaMemcpy3DPeerAsync_ptsz(void * p, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeerAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz, "libcudart.so.11.0", &slot), p, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DPeerAsync_ptsz, cudaMemcpy3DPeerAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeer_ptds(uint8_t via, void *realp, void * p)
 {
@@ -8926,21 +8370,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3DPeer_ptds(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3DPeer_ptds(void * p) { return cs_w_cudaMemcpy3DPeer_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer_ptds), p); }
+static uint32_t cudaMemcpy3DPeer_ptds(void * p) { return cs_w_cudaMemcpy3DPeer_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer_ptds), p); }
 static uint32_t cs_d_cudaMemcpy3DPeer_ptds(void * p) { return cs_w_cudaMemcpy3DPeer_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer_ptds), p); }
 static uint32_t cs_g_cudaMemcpy3DPeer_ptds(void * p) { return cs_w_cudaMemcpy3DPeer_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer_ptds), p); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3DPeer_ptds(void * p)
+static uint32_t cs_v12_cudaMemcpy3DPeer_ptds(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeer_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer_ptds, "libcudart.so.12", &slot), p);
 }
-__asm__(".symver cs_v12_cudaMemcpy3DPeer_ptds, cudaMemcpy3DPeer_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3DPeer_ptds(void * p)
+static uint32_t cs_v0_cudaMemcpy3DPeer_ptds(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3DPeer_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3DPeer_ptds, "libcudart.so.11.0", &slot), p);
 }
-__asm__(".symver cs_v0_cudaMemcpy3DPeer_ptds, cudaMemcpy3DPeer_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3D_ptds(uint8_t via, void *realp, void * p)
 {
@@ -8958,21 +8400,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy3D_ptds(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy3D_ptds(void * p) { return cs_w_cudaMemcpy3D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D_ptds), p); }
+static uint32_t cudaMemcpy3D_ptds(void * p) { return cs_w_cudaMemcpy3D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D_ptds), p); }
 static uint32_t cs_d_cudaMemcpy3D_ptds(void * p) { return cs_w_cudaMemcpy3D_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D_ptds), p); }
 static uint32_t cs_g_cudaMemcpy3D_ptds(void * p) { return cs_w_cudaMemcpy3D_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy3D_ptds), p); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy3D_ptds(void * p)
+static uint32_t cs_v12_cudaMemcpy3D_ptds(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3D_ptds, "libcudart.so.12", &slot), p);
 }
-__asm__(".symver cs_v12_cudaMemcpy3D_ptds, cudaMemcpy3D_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy3D_ptds(void * p)
+static uint32_t cs_v0_cudaMemcpy3D_ptds(void * p)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy3D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy3D_ptds, "libcudart.so.11.0", &slot), p);
 }
-__asm__(".symver cs_v0_cudaMemcpy3D_ptds, cudaMemcpy3D_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyArrayToArray(uint8_t via, void *realp, void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
 {
@@ -8990,21 +8430,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyArrayToArray(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
+static uint32_t cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
 static uint32_t cs_d_cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
 static uint32_t cs_g_cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyArrayToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray, "libcudart.so.12", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyArrayToArray, cudaMemcpyArrayToArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyArrayToArray(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyArrayToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray, "libcudart.so.11.0", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyArrayToArray, cudaMemcpyArrayToArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyArrayToArray_ptds(uint8_t via, void *realp, void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
 {
@@ -9022,21 +8460,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyArrayToArray_ptds(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
+static uint32_t cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
 static uint32_t cs_d_cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
 static uint32_t cs_g_cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyArrayToArray_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray_ptds), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyArrayToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray_ptds, "libcudart.so.12", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyArrayToArray_ptds, cudaMemcpyArrayToArray_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyArrayToArray_ptds(void * dst, uint64_t wOffsetDst, uint64_t hOffsetDst, void * src, uint64_t wOffsetSrc, uint64_t hOffsetSrc, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyArrayToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyArrayToArray_ptds, "libcudart.so.11.0", &slot), dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyArrayToArray_ptds, cudaMemcpyArrayToArray_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyAsync(uint8_t via, void *realp, void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
 {
@@ -9054,21 +8490,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyAsync(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync), dst, src, count, kind, stream); }
+static uint32_t cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync), dst, src, count, kind, stream); }
 static uint32_t cs_d_cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync), dst, src, count, kind, stream); }
 static uint32_t cs_g_cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync), dst, src, count, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync, "libcudart.so.12", &slot), dst, src, count, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyAsync, cudaMemcpyAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyAsync(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync, "libcudart.so.11.0", &slot), dst, src, count, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyAsync, cudaMemcpyAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyAsync_ptsz(uint8_t via, void *realp, void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
 {
@@ -9086,21 +8520,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyAsync_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync_ptsz), dst, src, count, kind, stream); }
+static uint32_t cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync_ptsz), dst, src, count, kind, stream); }
 static uint32_t cs_d_cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync_ptsz), dst, src, count, kind, stream); }
 static uint32_t cs_g_cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync_ptsz), dst, src, count, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync_ptsz, "libcudart.so.12", &slot), dst, src, count, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyAsync_ptsz, cudaMemcpyAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyAsync_ptsz(void * dst, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyAsync_ptsz, "libcudart.so.11.0", &slot), dst, src, count, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyAsync_ptsz, cudaMemcpyAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyBatchAsync(uint8_t via, void *realp, void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
 {
@@ -9118,21 +8550,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyBatchAsync(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
+static uint32_t cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
 static uint32_t cs_d_cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
 static uint32_t cs_g_cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
+static uint32_t cs_v12_cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync, "libcudart.so.12", &slot), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyBatchAsync, cudaMemcpyBatchAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
+static uint32_t cs_v0_cudaMemcpyBatchAsync(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyBatchAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync, "libcudart.so.11.0", &slot), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyBatchAsync, cudaMemcpyBatchAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyBatchAsync_ptsz(uint8_t via, void *realp, void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
 {
@@ -9150,21 +8580,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyBatchAsync_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
+static uint32_t cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
 static uint32_t cs_d_cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
 static uint32_t cs_g_cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream) { return cs_w_cudaMemcpyBatchAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync_ptsz), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
+static uint32_t cs_v12_cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync_ptsz, "libcudart.so.12", &slot), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyBatchAsync_ptsz, cudaMemcpyBatchAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
+static uint32_t cs_v0_cudaMemcpyBatchAsync_ptsz(void * dsts, void * srcs, void * sizes, uint64_t count, void * attrs, void * attrsIdxs, uint64_t numAttrs, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyBatchAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyBatchAsync_ptsz, "libcudart.so.11.0", &slot), dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyBatchAsync_ptsz, cudaMemcpyBatchAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArray(uint8_t via, void *realp, void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
 {
@@ -9182,21 +8610,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArray(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray), dst, src, wOffset, hOffset, count, kind); }
+static uint32_t cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray), dst, src, wOffset, hOffset, count, kind); }
 static uint32_t cs_d_cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray), dst, src, wOffset, hOffset, count, kind); }
 static uint32_t cs_g_cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray), dst, src, wOffset, hOffset, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray, "libcudart.so.12", &slot), dst, src, wOffset, hOffset, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromArray, cudaMemcpyFromArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyFromArray(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray, "libcudart.so.11.0", &slot), dst, src, wOffset, hOffset, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromArray, cudaMemcpyFromArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArrayAsync(uint8_t via, void *realp, void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
 {
@@ -9214,21 +8640,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArrayAsync(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync), dst, src, wOffset, hOffset, count, kind, stream); }
+static uint32_t cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync), dst, src, wOffset, hOffset, count, kind, stream); }
 static uint32_t cs_d_cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync), dst, src, wOffset, hOffset, count, kind, stream); }
 static uint32_t cs_g_cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync), dst, src, wOffset, hOffset, count, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync, "libcudart.so.12", &slot), dst, src, wOffset, hOffset, count, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromArrayAsync, cudaMemcpyFromArrayAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyFromArrayAsync(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync, "libcudart.so.11.0", &slot), dst, src, wOffset, hOffset, count, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromArrayAsync, cudaMemcpyFromArrayAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArrayAsync_ptsz(uint8_t via, void *realp, void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
 {
@@ -9246,21 +8670,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArrayAsync_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz), dst, src, wOffset, hOffset, count, kind, stream); }
+static uint32_t cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz), dst, src, wOffset, hOffset, count, kind, stream); }
 static uint32_t cs_d_cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz), dst, src, wOffset, hOffset, count, kind, stream); }
 static uint32_t cs_g_cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromArrayAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz), dst, src, wOffset, hOffset, count, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz, "libcudart.so.12", &slot), dst, src, wOffset, hOffset, count, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromArrayAsync_ptsz, cudaMemcpyFromArrayAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyFromArrayAsync_ptsz(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz, "libcudart.so.11.0", &slot), dst, src, wOffset, hOffset, count, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromArrayAsync_ptsz, cudaMemcpyFromArrayAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArray_ptds(uint8_t via, void *realp, void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
 {
@@ -9278,21 +8700,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromArray_ptds(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray_ptds), dst, src, wOffset, hOffset, count, kind); }
+static uint32_t cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray_ptds), dst, src, wOffset, hOffset, count, kind); }
 static uint32_t cs_d_cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray_ptds), dst, src, wOffset, hOffset, count, kind); }
 static uint32_t cs_g_cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyFromArray_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray_ptds), dst, src, wOffset, hOffset, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray_ptds, "libcudart.so.12", &slot), dst, src, wOffset, hOffset, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromArray_ptds, cudaMemcpyFromArray_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyFromArray_ptds(void * dst, void * src, uint64_t wOffset, uint64_t hOffset, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromArray_ptds, "libcudart.so.11.0", &slot), dst, src, wOffset, hOffset, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromArray_ptds, cudaMemcpyFromArray_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbol(uint8_t via, void *realp, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -9310,21 +8730,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbol(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol), dst, symbol, count, offset, kind); }
+static uint32_t cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol), dst, symbol, count, offset, kind); }
 static uint32_t cs_d_cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol), dst, symbol, count, offset, kind); }
 static uint32_t cs_g_cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol), dst, symbol, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol, "libcudart.so.12", &slot), dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromSymbol, cudaMemcpyFromSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyFromSymbol(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol, "libcudart.so.11.0", &slot), dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromSymbol, cudaMemcpyFromSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbolAsync(uint8_t via, void *realp, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
@@ -9342,21 +8760,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbolAsync(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync), dst, symbol, count, offset, kind, stream); }
+static uint32_t cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync), dst, symbol, count, offset, kind, stream); }
 static uint32_t cs_d_cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync), dst, symbol, count, offset, kind, stream); }
 static uint32_t cs_g_cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync), dst, symbol, count, offset, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbolAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync, "libcudart.so.12", &slot), dst, symbol, count, offset, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromSymbolAsync, cudaMemcpyFromSymbolAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyFromSymbolAsync(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbolAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync, "libcudart.so.11.0", &slot), dst, symbol, count, offset, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromSymbolAsync, cudaMemcpyFromSymbolAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbolAsync_ptsz(uint8_t via, void *realp, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
@@ -9374,21 +8790,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbolAsync_ptsz(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz), dst, symbol, count, offset, kind, stream); }
+static uint32_t cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz), dst, symbol, count, offset, kind, stream); }
 static uint32_t cs_d_cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz), dst, symbol, count, offset, kind, stream); }
 static uint32_t cs_g_cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyFromSymbolAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz), dst, symbol, count, offset, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbolAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz, "libcudart.so.12", &slot), dst, symbol, count, offset, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyFromSymbolAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyFromSymbolAsync_ptsz(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbolAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz, "libcudart.so.11.0", &slot), dst, symbol, count, offset, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyFromSymbolAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbol_ptds(uint8_t via, void *realp, void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -9406,21 +8820,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyFromSymbol_ptds(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol_ptds), dst, symbol, count, offset, kind); }
+static uint32_t cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol_ptds), dst, symbol, count, offset, kind); }
 static uint32_t cs_d_cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol_ptds), dst, symbol, count, offset, kind); }
 static uint32_t cs_g_cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyFromSymbol_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol_ptds), dst, symbol, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbol_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol_ptds, "libcudart.so.12", &slot), dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbol_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyFromSymbol_ptds(void * dst, void * symbol, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyFromSymbol_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyFromSymbol_ptds, "libcudart.so.11.0", &slot), dst, symbol, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbol_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyPeer(uint8_t via, void *realp, void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count)
 {
@@ -9438,21 +8850,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyPeer(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count) { return cs_w_cudaMemcpyPeer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeer), dst, dstDevice, src, srcDevice, count); }
+static uint32_t cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count) { return cs_w_cudaMemcpyPeer(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeer), dst, dstDevice, src, srcDevice, count); }
 static uint32_t cs_d_cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count) { return cs_w_cudaMemcpyPeer(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeer), dst, dstDevice, src, srcDevice, count); }
 static uint32_t cs_g_cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count) { return cs_w_cudaMemcpyPeer(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeer), dst, dstDevice, src, srcDevice, count); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count)
+static uint32_t cs_v12_cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyPeer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyPeer, "libcudart.so.12", &slot), dst, dstDevice, src, srcDevice, count);
 }
-__asm__(".symver cs_v12_cudaMemcpyPeer, cudaMemcpyPeer@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count)
+static uint32_t cs_v0_cudaMemcpyPeer(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyPeer(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyPeer, "libcudart.so.11.0", &slot), dst, dstDevice, src, srcDevice, count);
 }
-__asm__(".symver cs_v0_cudaMemcpyPeer, cudaMemcpyPeer@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyPeerAsync(uint8_t via, void *realp, void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream)
 {
@@ -9470,21 +8880,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyPeerAsync(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream) { return cs_w_cudaMemcpyPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeerAsync), dst, dstDevice, src, srcDevice, count, stream); }
+static uint32_t cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream) { return cs_w_cudaMemcpyPeerAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeerAsync), dst, dstDevice, src, srcDevice, count, stream); }
 static uint32_t cs_d_cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream) { return cs_w_cudaMemcpyPeerAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeerAsync), dst, dstDevice, src, srcDevice, count, stream); }
 static uint32_t cs_g_cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream) { return cs_w_cudaMemcpyPeerAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyPeerAsync), dst, dstDevice, src, srcDevice, count, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream)
+static uint32_t cs_v12_cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyPeerAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyPeerAsync, "libcudart.so.12", &slot), dst, dstDevice, src, srcDevice, count, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyPeerAsync, cudaMemcpyPeerAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream)
+static uint32_t cs_v0_cudaMemcpyPeerAsync(void * dst, int32_t dstDevice, void * src, int32_t srcDevice, uint64_t count, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyPeerAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyPeerAsync, "libcudart.so.11.0", &slot), dst, dstDevice, src, srcDevice, count, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyPeerAsync, cudaMemcpyPeerAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArray(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
 {
@@ -9502,21 +8910,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArray(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray), dst, wOffset, hOffset, src, count, kind); }
+static uint32_t cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray), dst, wOffset, hOffset, src, count, kind); }
 static uint32_t cs_d_cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray), dst, wOffset, hOffset, src, count, kind); }
 static uint32_t cs_g_cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray), dst, wOffset, hOffset, src, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyToArray, cudaMemcpyToArray@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyToArray(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArray(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyToArray, cudaMemcpyToArray@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArrayAsync(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
 {
@@ -9534,21 +8940,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArrayAsync(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync), dst, wOffset, hOffset, src, count, kind, stream); }
+static uint32_t cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync), dst, wOffset, hOffset, src, count, kind, stream); }
 static uint32_t cs_d_cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync), dst, wOffset, hOffset, src, count, kind, stream); }
 static uint32_t cs_g_cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync), dst, wOffset, hOffset, src, count, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, count, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyToArrayAsync, cudaMemcpyToArrayAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyToArrayAsync(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArrayAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, count, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyToArrayAsync, cudaMemcpyToArrayAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArrayAsync_ptsz(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
 {
@@ -9566,21 +8970,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArrayAsync_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync_ptsz), dst, wOffset, hOffset, src, count, kind, stream); }
+static uint32_t cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync_ptsz), dst, wOffset, hOffset, src, count, kind, stream); }
 static uint32_t cs_d_cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync_ptsz), dst, wOffset, hOffset, src, count, kind, stream); }
 static uint32_t cs_g_cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToArrayAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync_ptsz), dst, wOffset, hOffset, src, count, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync_ptsz, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, count, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyToArrayAsync_ptsz, cudaMemcpyToArrayAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyToArrayAsync_ptsz(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArrayAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArrayAsync_ptsz, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, count, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyToArrayAsync_ptsz, cudaMemcpyToArrayAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArray_ptds(uint8_t via, void *realp, void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
 {
@@ -9598,21 +9000,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToArray_ptds(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray_ptds), dst, wOffset, hOffset, src, count, kind); }
+static uint32_t cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray_ptds), dst, wOffset, hOffset, src, count, kind); }
 static uint32_t cs_d_cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray_ptds), dst, wOffset, hOffset, src, count, kind); }
 static uint32_t cs_g_cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpyToArray_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray_ptds), dst, wOffset, hOffset, src, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray_ptds, "libcudart.so.12", &slot), dst, wOffset, hOffset, src, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyToArray_ptds, cudaMemcpyToArray_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyToArray_ptds(void * dst, uint64_t wOffset, uint64_t hOffset, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToArray_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToArray_ptds, "libcudart.so.11.0", &slot), dst, wOffset, hOffset, src, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyToArray_ptds, cudaMemcpyToArray_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbol(uint8_t via, void *realp, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -9630,21 +9030,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbol(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol), symbol, src, count, offset, kind); }
+static uint32_t cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol), symbol, src, count, offset, kind); }
 static uint32_t cs_d_cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol), symbol, src, count, offset, kind); }
 static uint32_t cs_g_cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol), symbol, src, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol, "libcudart.so.12", &slot), symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyToSymbol, cudaMemcpyToSymbol@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyToSymbol(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbol(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol, "libcudart.so.11.0", &slot), symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyToSymbol, cudaMemcpyToSymbol@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbolAsync(uint8_t via, void *realp, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
@@ -9662,21 +9060,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbolAsync(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync), symbol, src, count, offset, kind, stream); }
+static uint32_t cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync), symbol, src, count, offset, kind, stream); }
 static uint32_t cs_d_cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync), symbol, src, count, offset, kind, stream); }
 static uint32_t cs_g_cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync), symbol, src, count, offset, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbolAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync, "libcudart.so.12", &slot), symbol, src, count, offset, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyToSymbolAsync, cudaMemcpyToSymbolAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyToSymbolAsync(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbolAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync, "libcudart.so.11.0", &slot), symbol, src, count, offset, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyToSymbolAsync, cudaMemcpyToSymbolAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbolAsync_ptsz(uint8_t via, void *realp, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
@@ -9694,21 +9090,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbolAsync_ptsz(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz), symbol, src, count, offset, kind, stream); }
+static uint32_t cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz), symbol, src, count, offset, kind, stream); }
 static uint32_t cs_d_cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz), symbol, src, count, offset, kind, stream); }
 static uint32_t cs_g_cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream) { return cs_w_cudaMemcpyToSymbolAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz), symbol, src, count, offset, kind, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v12_cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbolAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz, "libcudart.so.12", &slot), symbol, src, count, offset, kind, stream);
 }
-__asm__(".symver cs_v12_cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
+static uint32_t cs_v0_cudaMemcpyToSymbolAsync_ptsz(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbolAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz, "libcudart.so.11.0", &slot), symbol, src, count, offset, kind, stream);
 }
-__asm__(".symver cs_v0_cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbol_ptds(uint8_t via, void *realp, void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
@@ -9726,21 +9120,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpyToSymbol_ptds(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol_ptds), symbol, src, count, offset, kind); }
+static uint32_t cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol_ptds), symbol, src, count, offset, kind); }
 static uint32_t cs_d_cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol_ptds), symbol, src, count, offset, kind); }
 static uint32_t cs_g_cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind) { return cs_w_cudaMemcpyToSymbol_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol_ptds), symbol, src, count, offset, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbol_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol_ptds, "libcudart.so.12", &slot), symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpyToSymbol_ptds, cudaMemcpyToSymbol_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpyToSymbol_ptds(void * symbol, void * src, uint64_t count, uint64_t offset, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpyToSymbol_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpyToSymbol_ptds, "libcudart.so.11.0", &slot), symbol, src, count, offset, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpyToSymbol_ptds, cudaMemcpyToSymbol_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy_ptds(uint8_t via, void *realp, void * dst, void * src, uint64_t count, uint32_t kind)
 {
@@ -9758,21 +9150,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemcpy_ptds(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy_ptds), dst, src, count, kind); }
+static uint32_t cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy_ptds), dst, src, count, kind); }
 static uint32_t cs_d_cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy_ptds), dst, src, count, kind); }
 static uint32_t cs_g_cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind) { return cs_w_cudaMemcpy_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemcpy_ptds), dst, src, count, kind); }
-CS_EXPORT uint32_t cs_v12_cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v12_cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy_ptds, "libcudart.so.12", &slot), dst, src, count, kind);
 }
-__asm__(".symver cs_v12_cudaMemcpy_ptds, cudaMemcpy_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind)
+static uint32_t cs_v0_cudaMemcpy_ptds(void * dst, void * src, uint64_t count, uint32_t kind)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemcpy_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemcpy_ptds, "libcudart.so.11.0", &slot), dst, src, count, kind);
 }
-__asm__(".symver cs_v0_cudaMemcpy_ptds, cudaMemcpy_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset(uint8_t via, void *realp, void * devPtr, int32_t value, uint64_t count)
 {
@@ -9790,21 +9180,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset), devPtr, value, count); }
+static uint32_t cudaMemset(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset), devPtr, value, count); }
 static uint32_t cs_d_cudaMemset(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset), devPtr, value, count); }
 static uint32_t cs_g_cudaMemset(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset), devPtr, value, count); }
-CS_EXPORT uint32_t cs_v12_cudaMemset(void * devPtr, int32_t value, uint64_t count)
+static uint32_t cs_v12_cudaMemset(void * devPtr, int32_t value, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset, "libcudart.so.12", &slot), devPtr, value, count);
 }
-__asm__(".symver cs_v12_cudaMemset, cudaMemset@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset(void * devPtr, int32_t value, uint64_t count)
+static uint32_t cs_v0_cudaMemset(void * devPtr, int32_t value, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset, "libcudart.so.11.0", &slot), devPtr, value, count);
 }
-__asm__(".symver cs_v0_cudaMemset, cudaMemset@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset2D(uint8_t via, void *realp, void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
 {
@@ -9822,21 +9210,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset2D(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D), devPtr, pitch, value, width, height); }
+static uint32_t cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D), devPtr, pitch, value, width, height); }
 static uint32_t cs_d_cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D), devPtr, pitch, value, width, height); }
 static uint32_t cs_g_cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D), devPtr, pitch, value, width, height); }
-CS_EXPORT uint32_t cs_v12_cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
+static uint32_t cs_v12_cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2D, "libcudart.so.12", &slot), devPtr, pitch, value, width, height);
 }
-__asm__(".symver cs_v12_cudaMemset2D, cudaMemset2D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
+static uint32_t cs_v0_cudaMemset2D(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2D, "libcudart.so.11.0", &slot), devPtr, pitch, value, width, height);
 }
-__asm__(".symver cs_v0_cudaMemset2D, cudaMemset2D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset2DAsync(uint8_t via, void *realp, void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
 {
@@ -9854,21 +9240,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset2DAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync), devPtr, pitch, value, width, height, stream); }
+static uint32_t cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync), devPtr, pitch, value, width, height, stream); }
 static uint32_t cs_d_cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync), devPtr, pitch, value, width, height, stream); }
 static uint32_t cs_g_cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync), devPtr, pitch, value, width, height, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
+static uint32_t cs_v12_cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync, "libcudart.so.12", &slot), devPtr, pitch, value, width, height, stream);
 }
-__asm__(".symver cs_v12_cudaMemset2DAsync, cudaMemset2DAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
+static uint32_t cs_v0_cudaMemset2DAsync(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync, "libcudart.so.11.0", &slot), devPtr, pitch, value, width, height, stream);
 }
-__asm__(".symver cs_v0_cudaMemset2DAsync, cudaMemset2DAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset2DAsync_ptsz(uint8_t via, void *realp, void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
 {
@@ -9886,21 +9270,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset2DAsync_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync_ptsz), devPtr, pitch, value, width, height, stream); }
+static uint32_t cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync_ptsz), devPtr, pitch, value, width, height, stream); }
 static uint32_t cs_d_cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync_ptsz), devPtr, pitch, value, width, height, stream); }
 static uint32_t cs_g_cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream) { return cs_w_cudaMemset2DAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync_ptsz), devPtr, pitch, value, width, height, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
+static uint32_t cs_v12_cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync_ptsz, "libcudart.so.12", &slot), devPtr, pitch, value, width, height, stream);
 }
-__asm__(".symver cs_v12_cudaMemset2DAsync_ptsz, cudaMemset2DAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
+static uint32_t cs_v0_cudaMemset2DAsync_ptsz(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2DAsync_ptsz, "libcudart.so.11.0", &slot), devPtr, pitch, value, width, height, stream);
 }
-__asm__(".symver cs_v0_cudaMemset2DAsync_ptsz, cudaMemset2DAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset2D_ptds(uint8_t via, void *realp, void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
 {
@@ -9918,21 +9300,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset2D_ptds(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D_ptds), devPtr, pitch, value, width, height); }
+static uint32_t cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D_ptds), devPtr, pitch, value, width, height); }
 static uint32_t cs_d_cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D_ptds), devPtr, pitch, value, width, height); }
 static uint32_t cs_g_cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height) { return cs_w_cudaMemset2D_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset2D_ptds), devPtr, pitch, value, width, height); }
-CS_EXPORT uint32_t cs_v12_cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
+static uint32_t cs_v12_cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2D_ptds, "libcudart.so.12", &slot), devPtr, pitch, value, width, height);
 }
-__asm__(".symver cs_v12_cudaMemset2D_ptds, cudaMemset2D_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
+static uint32_t cs_v0_cudaMemset2D_ptds(void * devPtr, uint64_t pitch, int32_t value, uint64_t width, uint64_t height)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset2D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset2D_ptds, "libcudart.so.11.0", &slot), devPtr, pitch, value, width, height);
 }
-__asm__(".symver cs_v0_cudaMemset2D_ptds, cudaMemset2D_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset3D(uint8_t via, void *realp, struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
 {
@@ -9950,21 +9330,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset3D(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D), pitchedDevPtr, value, extent); }
+static uint32_t cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D), pitchedDevPtr, value, extent); }
 static uint32_t cs_d_cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D), pitchedDevPtr, value, extent); }
 static uint32_t cs_g_cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D), pitchedDevPtr, value, extent); }
-CS_EXPORT uint32_t cs_v12_cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
+static uint32_t cs_v12_cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3D, "libcudart.so.12", &slot), pitchedDevPtr, value, extent);
 }
-__asm__(".symver cs_v12_cudaMemset3D, cudaMemset3D@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
+static uint32_t cs_v0_cudaMemset3D(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3D(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3D, "libcudart.so.11.0", &slot), pitchedDevPtr, value, extent);
 }
-__asm__(".symver cs_v0_cudaMemset3D, cudaMemset3D@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset3DAsync(uint8_t via, void *realp, struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
 {
@@ -9982,21 +9360,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset3DAsync(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync), pitchedDevPtr, value, extent, stream); }
+static uint32_t cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync), pitchedDevPtr, value, extent, stream); }
 static uint32_t cs_d_cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync), pitchedDevPtr, value, extent, stream); }
 static uint32_t cs_g_cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync), pitchedDevPtr, value, extent, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
+static uint32_t cs_v12_cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync, "libcudart.so.12", &slot), pitchedDevPtr, value, extent, stream);
 }
-__asm__(".symver cs_v12_cudaMemset3DAsync, cudaMemset3DAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
+static uint32_t cs_v0_cudaMemset3DAsync(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3DAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync, "libcudart.so.11.0", &slot), pitchedDevPtr, value, extent, stream);
 }
-__asm__(".symver cs_v0_cudaMemset3DAsync, cudaMemset3DAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset3DAsync_ptsz(uint8_t via, void *realp, struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
 {
@@ -10014,21 +9390,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset3DAsync_ptsz(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync_ptsz), pitchedDevPtr, value, extent, stream); }
+static uint32_t cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync_ptsz), pitchedDevPtr, value, extent, stream); }
 static uint32_t cs_d_cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync_ptsz), pitchedDevPtr, value, extent, stream); }
 static uint32_t cs_g_cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream) { return cs_w_cudaMemset3DAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync_ptsz), pitchedDevPtr, value, extent, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
+static uint32_t cs_v12_cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync_ptsz, "libcudart.so.12", &slot), pitchedDevPtr, value, extent, stream);
 }
-__asm__(".symver cs_v12_cudaMemset3DAsync_ptsz, cudaMemset3DAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
+static uint32_t cs_v0_cudaMemset3DAsync_ptsz(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3DAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3DAsync_ptsz, "libcudart.so.11.0", &slot), pitchedDevPtr, value, extent, stream);
 }
-__asm__(".symver cs_v0_cudaMemset3DAsync_ptsz, cudaMemset3DAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset3D_ptds(uint8_t via, void *realp, struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
 {
@@ -10046,21 +9420,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset3D_ptds(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D_ptds), pitchedDevPtr, value, extent); }
+static uint32_t cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D_ptds), pitchedDevPtr, value, extent); }
 static uint32_t cs_d_cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D_ptds), pitchedDevPtr, value, extent); }
 static uint32_t cs_g_cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent) { return cs_w_cudaMemset3D_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset3D_ptds), pitchedDevPtr, value, extent); }
-CS_EXPORT uint32_t cs_v12_cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
+static uint32_t cs_v12_cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3D_ptds, "libcudart.so.12", &slot), pitchedDevPtr, value, extent);
 }
-__asm__(".symver cs_v12_cudaMemset3D_ptds, cudaMemset3D_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
+static uint32_t cs_v0_cudaMemset3D_ptds(struct cs_blob_32_8 pitchedDevPtr, int32_t value, struct cs_blob_24_8 extent)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset3D_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset3D_ptds, "libcudart.so.11.0", &slot), pitchedDevPtr, value, extent);
 }
-__asm__(".symver cs_v0_cudaMemset3D_ptds, cudaMemset3D_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemsetAsync(uint8_t via, void *realp, void * devPtr, int32_t value, uint64_t count, void * stream)
 {
@@ -10078,21 +9450,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemsetAsync(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync), devPtr, value, count, stream); }
+static uint32_t cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync), devPtr, value, count, stream); }
 static uint32_t cs_d_cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync), devPtr, value, count, stream); }
 static uint32_t cs_g_cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync), devPtr, value, count, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream)
+static uint32_t cs_v12_cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemsetAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemsetAsync, "libcudart.so.12", &slot), devPtr, value, count, stream);
 }
-__asm__(".symver cs_v12_cudaMemsetAsync, cudaMemsetAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream)
+static uint32_t cs_v0_cudaMemsetAsync(void * devPtr, int32_t value, uint64_t count, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemsetAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemsetAsync, "libcudart.so.11.0", &slot), devPtr, value, count, stream);
 }
-__asm__(".symver cs_v0_cudaMemsetAsync, cudaMemsetAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemsetAsync_ptsz(uint8_t via, void *realp, void * devPtr, int32_t value, uint64_t count, void * stream)
 {
@@ -10110,21 +9480,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemsetAsync_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync_ptsz), devPtr, value, count, stream); }
+static uint32_t cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync_ptsz), devPtr, value, count, stream); }
 static uint32_t cs_d_cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync_ptsz), devPtr, value, count, stream); }
 static uint32_t cs_g_cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream) { return cs_w_cudaMemsetAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemsetAsync_ptsz), devPtr, value, count, stream); }
-CS_EXPORT uint32_t cs_v12_cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream)
+static uint32_t cs_v12_cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemsetAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemsetAsync_ptsz, "libcudart.so.12", &slot), devPtr, value, count, stream);
 }
-__asm__(".symver cs_v12_cudaMemsetAsync_ptsz, cudaMemsetAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream)
+static uint32_t cs_v0_cudaMemsetAsync_ptsz(void * devPtr, int32_t value, uint64_t count, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemsetAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemsetAsync_ptsz, "libcudart.so.11.0", &slot), devPtr, value, count, stream);
 }
-__asm__(".symver cs_v0_cudaMemsetAsync_ptsz, cudaMemsetAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMemset_ptds(uint8_t via, void *realp, void * devPtr, int32_t value, uint64_t count)
 {
@@ -10142,21 +9510,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMemset_ptds(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset_ptds), devPtr, value, count); }
+static uint32_t cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset_ptds(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset_ptds), devPtr, value, count); }
 static uint32_t cs_d_cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset_ptds(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset_ptds), devPtr, value, count); }
 static uint32_t cs_g_cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count) { return cs_w_cudaMemset_ptds(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMemset_ptds), devPtr, value, count); }
-CS_EXPORT uint32_t cs_v12_cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count)
+static uint32_t cs_v12_cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset_ptds, "libcudart.so.12", &slot), devPtr, value, count);
 }
-__asm__(".symver cs_v12_cudaMemset_ptds, cudaMemset_ptds@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count)
+static uint32_t cs_v0_cudaMemset_ptds(void * devPtr, int32_t value, uint64_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaMemset_ptds(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMemset_ptds, "libcudart.so.11.0", &slot), devPtr, value, count);
 }
-__asm__(".symver cs_v0_cudaMemset_ptds, cudaMemset_ptds@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMipmappedArrayGetMemoryRequirements(uint8_t via, void *realp, void * memoryRequirements, void * mipmap, int32_t device)
 {
@@ -10174,21 +9540,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMipmappedArrayGetMemoryRequir
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cudaMipmappedArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
+static uint32_t cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cudaMipmappedArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
 static uint32_t cs_d_cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cudaMipmappedArrayGetMemoryRequirements(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
 static uint32_t cs_g_cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device) { return cs_w_cudaMipmappedArrayGetMemoryRequirements(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements), memoryRequirements, mipmap, device); }
-CS_EXPORT uint32_t cs_v12_cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device)
+static uint32_t cs_v12_cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaMipmappedArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements, "libcudart.so.12", &slot), memoryRequirements, mipmap, device);
 }
-__asm__(".symver cs_v12_cudaMipmappedArrayGetMemoryRequirements, cudaMipmappedArrayGetMemoryRequirements@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device)
+static uint32_t cs_v0_cudaMipmappedArrayGetMemoryRequirements(void * memoryRequirements, void * mipmap, int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaMipmappedArrayGetMemoryRequirements(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements, "libcudart.so.11.0", &slot), memoryRequirements, mipmap, device);
 }
-__asm__(".symver cs_v0_cudaMipmappedArrayGetMemoryRequirements, cudaMipmappedArrayGetMemoryRequirements@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaMipmappedArrayGetSparseProperties(uint8_t via, void *realp, void * sparseProperties, void * mipmap)
 {
@@ -10206,21 +9570,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaMipmappedArrayGetSparseProper
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cudaMipmappedArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
+static uint32_t cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cudaMipmappedArrayGetSparseProperties(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
 static uint32_t cs_d_cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cudaMipmappedArrayGetSparseProperties(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
 static uint32_t cs_g_cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap) { return cs_w_cudaMipmappedArrayGetSparseProperties(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetSparseProperties), sparseProperties, mipmap); }
-CS_EXPORT uint32_t cs_v12_cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap)
+static uint32_t cs_v12_cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap)
 {
     static void *_Atomic slot;
     return cs_w_cudaMipmappedArrayGetSparseProperties(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetSparseProperties, "libcudart.so.12", &slot), sparseProperties, mipmap);
 }
-__asm__(".symver cs_v12_cudaMipmappedArrayGetSparseProperties, cudaMipmappedArrayGetSparseProperties@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap)
+static uint32_t cs_v0_cudaMipmappedArrayGetSparseProperties(void * sparseProperties, void * mipmap)
 {
     static void *_Atomic slot;
     return cs_w_cudaMipmappedArrayGetSparseProperties(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaMipmappedArrayGetSparseProperties, "libcudart.so.11.0", &slot), sparseProperties, mipmap);
 }
-__asm__(".symver cs_v0_cudaMipmappedArrayGetSparseProperties, cudaMipmappedArrayGetSparseProperties@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyAvailableDynamicSMemPerBlock(uint8_t via, void *realp, void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize)
 {
@@ -10238,21 +9600,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyAvailableDynamicSMem
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cudaOccupancyAvailableDynamicSMemPerBlock(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
+static uint32_t cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cudaOccupancyAvailableDynamicSMemPerBlock(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
 static uint32_t cs_d_cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cudaOccupancyAvailableDynamicSMemPerBlock(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
 static uint32_t cs_g_cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize) { return cs_w_cudaOccupancyAvailableDynamicSMemPerBlock(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock), dynamicSmemSize, func, numBlocks, blockSize); }
-CS_EXPORT uint32_t cs_v12_cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize)
+static uint32_t cs_v12_cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyAvailableDynamicSMemPerBlock(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock, "libcudart.so.12", &slot), dynamicSmemSize, func, numBlocks, blockSize);
 }
-__asm__(".symver cs_v12_cudaOccupancyAvailableDynamicSMemPerBlock, cudaOccupancyAvailableDynamicSMemPerBlock@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize)
+static uint32_t cs_v0_cudaOccupancyAvailableDynamicSMemPerBlock(void * dynamicSmemSize, void * func, int32_t numBlocks, int32_t blockSize)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyAvailableDynamicSMemPerBlock(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock, "libcudart.so.11.0", &slot), dynamicSmemSize, func, numBlocks, blockSize);
 }
-__asm__(".symver cs_v0_cudaOccupancyAvailableDynamicSMemPerBlock, cudaOccupancyAvailableDynamicSMemPerBlock@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessor(uint8_t via, void *realp, void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize)
 {
@@ -10270,21 +9630,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxActiveBlocksPerMu
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
+static uint32_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
 static uint32_t cs_d_cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
 static uint32_t cs_g_cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor), numBlocks, func, blockSize, dynamicSMemSize); }
-CS_EXPORT uint32_t cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize)
+static uint32_t cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "libcudart.so.12", &slot), numBlocks, func, blockSize, dynamicSMemSize);
 }
-__asm__(".symver cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudaOccupancyMaxActiveBlocksPerMultiprocessor@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize)
+static uint32_t cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessor(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessor(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "libcudart.so.11.0", &slot), numBlocks, func, blockSize, dynamicSMemSize);
 }
-__asm__(".symver cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudaOccupancyMaxActiveBlocksPerMultiprocessor@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(uint8_t via, void *realp, void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags)
 {
@@ -10302,21 +9660,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxActiveBlocksPerMu
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
+static uint32_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
 static uint32_t cs_d_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
 static uint32_t cs_g_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags) { return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), numBlocks, func, blockSize, dynamicSMemSize, flags); }
-CS_EXPORT uint32_t cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags)
+static uint32_t cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, "libcudart.so.12", &slot), numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
-__asm__(".symver cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags)
+static uint32_t cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(void * numBlocks, void * func, int32_t blockSize, uint64_t dynamicSMemSize, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, "libcudart.so.11.0", &slot), numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
-__asm__(".symver cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxActiveClusters(uint8_t via, void *realp, void * numClusters, void * func, void * launchConfig)
 {
@@ -10334,21 +9690,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxActiveClusters(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxActiveClusters(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveClusters), numClusters, func, launchConfig); }
+static uint32_t cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxActiveClusters(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveClusters), numClusters, func, launchConfig); }
 static uint32_t cs_d_cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxActiveClusters(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveClusters), numClusters, func, launchConfig); }
 static uint32_t cs_g_cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxActiveClusters(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveClusters), numClusters, func, launchConfig); }
-CS_EXPORT uint32_t cs_v12_cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig)
+static uint32_t cs_v12_cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxActiveClusters(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveClusters, "libcudart.so.12", &slot), numClusters, func, launchConfig);
 }
-__asm__(".symver cs_v12_cudaOccupancyMaxActiveClusters, cudaOccupancyMaxActiveClusters@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig)
+static uint32_t cs_v0_cudaOccupancyMaxActiveClusters(void * numClusters, void * func, void * launchConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxActiveClusters(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxActiveClusters, "libcudart.so.11.0", &slot), numClusters, func, launchConfig);
 }
-__asm__(".symver cs_v0_cudaOccupancyMaxActiveClusters, cudaOccupancyMaxActiveClusters@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxPotentialClusterSize(uint8_t via, void *realp, void * clusterSize, void * func, void * launchConfig)
 {
@@ -10366,21 +9720,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaOccupancyMaxPotentialClusterS
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxPotentialClusterSize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxPotentialClusterSize), clusterSize, func, launchConfig); }
+static uint32_t cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxPotentialClusterSize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxPotentialClusterSize), clusterSize, func, launchConfig); }
 static uint32_t cs_d_cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxPotentialClusterSize(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxPotentialClusterSize), clusterSize, func, launchConfig); }
 static uint32_t cs_g_cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig) { return cs_w_cudaOccupancyMaxPotentialClusterSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxPotentialClusterSize), clusterSize, func, launchConfig); }
-CS_EXPORT uint32_t cs_v12_cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig)
+static uint32_t cs_v12_cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxPotentialClusterSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxPotentialClusterSize, "libcudart.so.12", &slot), clusterSize, func, launchConfig);
 }
-__asm__(".symver cs_v12_cudaOccupancyMaxPotentialClusterSize, cudaOccupancyMaxPotentialClusterSize@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig)
+static uint32_t cs_v0_cudaOccupancyMaxPotentialClusterSize(void * clusterSize, void * func, void * launchConfig)
 {
     static void *_Atomic slot;
     return cs_w_cudaOccupancyMaxPotentialClusterSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaOccupancyMaxPotentialClusterSize, "libcudart.so.11.0", &slot), clusterSize, func, launchConfig);
 }
-__asm__(".symver cs_v0_cudaOccupancyMaxPotentialClusterSize, cudaOccupancyMaxPotentialClusterSize@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaPeekAtLastError(uint8_t via, void *realp)
 {
@@ -10398,21 +9750,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaPeekAtLastError(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaPeekAtLastError(void) { return cs_w_cudaPeekAtLastError(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaPeekAtLastError)); }
+static uint32_t cudaPeekAtLastError(void) { return cs_w_cudaPeekAtLastError(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaPeekAtLastError)); }
 static uint32_t cs_d_cudaPeekAtLastError(void) { return cs_w_cudaPeekAtLastError(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaPeekAtLastError)); }
 static uint32_t cs_g_cudaPeekAtLastError(void) { return cs_w_cudaPeekAtLastError(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaPeekAtLastError)); }
-CS_EXPORT uint32_t cs_v12_cudaPeekAtLastError(void)
+static uint32_t cs_v12_cudaPeekAtLastError(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaPeekAtLastError(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaPeekAtLastError, "libcudart.so.12", &slot));
 }
-__asm__(".symver cs_v12_cudaPeekAtLastError, cudaPeekAtLastError@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaPeekAtLastError(void)
+static uint32_t cs_v0_cudaPeekAtLastError(void)
 {
     static void *_Atomic slot;
     return cs_w_cudaPeekAtLastError(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaPeekAtLastError, "libcudart.so.11.0", &slot));
 }
-__asm__(".symver cs_v0_cudaPeekAtLastError, cudaPeekAtLastError@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaPointerGetAttributes(uint8_t via, void *realp, void * attributes, void * ptr)
 {
@@ -10430,21 +9780,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaPointerGetAttributes(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaPointerGetAttributes(void * attributes, void * ptr) { return cs_w_cudaPointerGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaPointerGetAttributes), attributes, ptr); }
+static uint32_t cudaPointerGetAttributes(void * attributes, void * ptr) { return cs_w_cudaPointerGetAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaPointerGetAttributes), attributes, ptr); }
 static uint32_t cs_d_cudaPointerGetAttributes(void * attributes, void * ptr) { return cs_w_cudaPointerGetAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaPointerGetAttributes), attributes, ptr); }
 static uint32_t cs_g_cudaPointerGetAttributes(void * attributes, void * ptr) { return cs_w_cudaPointerGetAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaPointerGetAttributes), attributes, ptr); }
-CS_EXPORT uint32_t cs_v12_cudaPointerGetAttributes(void * attributes, void * ptr)
+static uint32_t cs_v12_cudaPointerGetAttributes(void * attributes, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaPointerGetAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaPointerGetAttributes, "libcudart.so.12", &slot), attributes, ptr);
 }
-__asm__(".symver cs_v12_cudaPointerGetAttributes, cudaPointerGetAttributes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaPointerGetAttributes(void * attributes, void * ptr)
+static uint32_t cs_v0_cudaPointerGetAttributes(void * attributes, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudaPointerGetAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaPointerGetAttributes, "libcudart.so.11.0", &slot), attributes, ptr);
 }
-__asm__(".symver cs_v0_cudaPointerGetAttributes, cudaPointerGetAttributes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaRuntimeGetVersion(uint8_t via, void *realp, void * runtimeVersion)
 {
@@ -10462,21 +9810,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaRuntimeGetVersion(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaRuntimeGetVersion(void * runtimeVersion) { return cs_w_cudaRuntimeGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaRuntimeGetVersion), runtimeVersion); }
+static uint32_t cudaRuntimeGetVersion(void * runtimeVersion) { return cs_w_cudaRuntimeGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaRuntimeGetVersion), runtimeVersion); }
 static uint32_t cs_d_cudaRuntimeGetVersion(void * runtimeVersion) { return cs_w_cudaRuntimeGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaRuntimeGetVersion), runtimeVersion); }
 static uint32_t cs_g_cudaRuntimeGetVersion(void * runtimeVersion) { return cs_w_cudaRuntimeGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaRuntimeGetVersion), runtimeVersion); }
-CS_EXPORT uint32_t cs_v12_cudaRuntimeGetVersion(void * runtimeVersion)
+static uint32_t cs_v12_cudaRuntimeGetVersion(void * runtimeVersion)
 {
     static void *_Atomic slot;
     return cs_w_cudaRuntimeGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaRuntimeGetVersion, "libcudart.so.12", &slot), runtimeVersion);
 }
-__asm__(".symver cs_v12_cudaRuntimeGetVersion, cudaRuntimeGetVersion@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaRuntimeGetVersion(void * runtimeVersion)
+static uint32_t cs_v0_cudaRuntimeGetVersion(void * runtimeVersion)
 {
     static void *_Atomic slot;
     return cs_w_cudaRuntimeGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaRuntimeGetVersion, "libcudart.so.11.0", &slot), runtimeVersion);
 }
-__asm__(".symver cs_v0_cudaRuntimeGetVersion, cudaRuntimeGetVersion@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaSetDevice(uint8_t via, void *realp, int32_t device)
 {
@@ -10494,21 +9840,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaSetDevice(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaSetDevice(int32_t device) { return cs_w_cudaSetDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDevice), device); }
+static uint32_t cudaSetDevice(int32_t device) { return cs_w_cudaSetDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDevice), device); }
 static uint32_t cs_d_cudaSetDevice(int32_t device) { return cs_w_cudaSetDevice(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDevice), device); }
 static uint32_t cs_g_cudaSetDevice(int32_t device) { return cs_w_cudaSetDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDevice), device); }
-CS_EXPORT uint32_t cs_v12_cudaSetDevice(int32_t device)
+static uint32_t cs_v12_cudaSetDevice(int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaSetDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSetDevice, "libcudart.so.12", &slot), device);
 }
-__asm__(".symver cs_v12_cudaSetDevice, cudaSetDevice@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaSetDevice(int32_t device)
+static uint32_t cs_v0_cudaSetDevice(int32_t device)
 {
     static void *_Atomic slot;
     return cs_w_cudaSetDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSetDevice, "libcudart.so.11.0", &slot), device);
 }
-__asm__(".symver cs_v0_cudaSetDevice, cudaSetDevice@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaSetDeviceFlags(uint8_t via, void *realp, uint32_t flags)
 {
@@ -10526,21 +9870,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaSetDeviceFlags(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaSetDeviceFlags(uint32_t flags) { return cs_w_cudaSetDeviceFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDeviceFlags), flags); }
+static uint32_t cudaSetDeviceFlags(uint32_t flags) { return cs_w_cudaSetDeviceFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDeviceFlags), flags); }
 static uint32_t cs_d_cudaSetDeviceFlags(uint32_t flags) { return cs_w_cudaSetDeviceFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDeviceFlags), flags); }
 static uint32_t cs_g_cudaSetDeviceFlags(uint32_t flags) { return cs_w_cudaSetDeviceFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaSetDeviceFlags), flags); }
-CS_EXPORT uint32_t cs_v12_cudaSetDeviceFlags(uint32_t flags)
+static uint32_t cs_v12_cudaSetDeviceFlags(uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaSetDeviceFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSetDeviceFlags, "libcudart.so.12", &slot), flags);
 }
-__asm__(".symver cs_v12_cudaSetDeviceFlags, cudaSetDeviceFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaSetDeviceFlags(uint32_t flags)
+static uint32_t cs_v0_cudaSetDeviceFlags(uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaSetDeviceFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSetDeviceFlags, "libcudart.so.11.0", &slot), flags);
 }
-__asm__(".symver cs_v0_cudaSetDeviceFlags, cudaSetDeviceFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaSetValidDevices(uint8_t via, void *realp, void * device_arr, int32_t len)
 {
@@ -10558,21 +9900,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaSetValidDevices(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaSetValidDevices(void * device_arr, int32_t len) { return cs_w_cudaSetValidDevices(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSetValidDevices), device_arr, len); }
+static uint32_t cudaSetValidDevices(void * device_arr, int32_t len) { return cs_w_cudaSetValidDevices(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSetValidDevices), device_arr, len); }
 static uint32_t cs_d_cudaSetValidDevices(void * device_arr, int32_t len) { return cs_w_cudaSetValidDevices(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaSetValidDevices), device_arr, len); }
 static uint32_t cs_g_cudaSetValidDevices(void * device_arr, int32_t len) { return cs_w_cudaSetValidDevices(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaSetValidDevices), device_arr, len); }
-CS_EXPORT uint32_t cs_v12_cudaSetValidDevices(void * device_arr, int32_t len)
+static uint32_t cs_v12_cudaSetValidDevices(void * device_arr, int32_t len)
 {
     static void *_Atomic slot;
     return cs_w_cudaSetValidDevices(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSetValidDevices, "libcudart.so.12", &slot), device_arr, len);
 }
-__asm__(".symver cs_v12_cudaSetValidDevices, cudaSetValidDevices@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaSetValidDevices(void * device_arr, int32_t len)
+static uint32_t cs_v0_cudaSetValidDevices(void * device_arr, int32_t len)
 {
     static void *_Atomic slot;
     return cs_w_cudaSetValidDevices(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSetValidDevices, "libcudart.so.11.0", &slot), device_arr, len);
 }
-__asm__(".symver cs_v0_cudaSetValidDevices, cudaSetValidDevices@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaSignalExternalSemaphoresAsync(uint8_t via, void *realp, void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
@@ -10590,21 +9930,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaSignalExternalSemaphoresAsync
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
-CS_EXPORT uint32_t cs_v12_cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v12_cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaSignalExternalSemaphoresAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync, "libcudart.so.12", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v12_cudaSignalExternalSemaphoresAsync, cudaSignalExternalSemaphoresAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v0_cudaSignalExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaSignalExternalSemaphoresAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync, "libcudart.so.11.0", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v0_cudaSignalExternalSemaphoresAsync, cudaSignalExternalSemaphoresAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaSignalExternalSemaphoresAsync_ptsz(uint8_t via, void *realp, void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
@@ -10622,21 +9960,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaSignalExternalSemaphoresAsync
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaSignalExternalSemaphoresAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
-CS_EXPORT uint32_t cs_v12_cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v12_cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaSignalExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz, "libcudart.so.12", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v12_cudaSignalExternalSemaphoresAsync_ptsz, cudaSignalExternalSemaphoresAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v0_cudaSignalExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaSignalExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz, "libcudart.so.11.0", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v0_cudaSignalExternalSemaphoresAsync_ptsz, cudaSignalExternalSemaphoresAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamAddCallback(uint8_t via, void *realp, void * stream, void * callback, void * userData, uint32_t flags)
 {
@@ -10654,21 +9990,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamAddCallback(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback), stream, callback, userData, flags); }
+static uint32_t cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback), stream, callback, userData, flags); }
 static uint32_t cs_d_cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback), stream, callback, userData, flags); }
 static uint32_t cs_g_cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback), stream, callback, userData, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags)
+static uint32_t cs_v12_cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAddCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback, "libcudart.so.12", &slot), stream, callback, userData, flags);
 }
-__asm__(".symver cs_v12_cudaStreamAddCallback, cudaStreamAddCallback@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags)
+static uint32_t cs_v0_cudaStreamAddCallback(void * stream, void * callback, void * userData, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAddCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback, "libcudart.so.11.0", &slot), stream, callback, userData, flags);
 }
-__asm__(".symver cs_v0_cudaStreamAddCallback, cudaStreamAddCallback@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamAddCallback_ptsz(uint8_t via, void *realp, void * stream, void * callback, void * userData, uint32_t flags)
 {
@@ -10686,21 +10020,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamAddCallback_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback_ptsz), stream, callback, userData, flags); }
+static uint32_t cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback_ptsz), stream, callback, userData, flags); }
 static uint32_t cs_d_cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback_ptsz), stream, callback, userData, flags); }
 static uint32_t cs_g_cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags) { return cs_w_cudaStreamAddCallback_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback_ptsz), stream, callback, userData, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags)
+static uint32_t cs_v12_cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAddCallback_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback_ptsz, "libcudart.so.12", &slot), stream, callback, userData, flags);
 }
-__asm__(".symver cs_v12_cudaStreamAddCallback_ptsz, cudaStreamAddCallback_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags)
+static uint32_t cs_v0_cudaStreamAddCallback_ptsz(void * stream, void * callback, void * userData, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAddCallback_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAddCallback_ptsz, "libcudart.so.11.0", &slot), stream, callback, userData, flags);
 }
-__asm__(".symver cs_v0_cudaStreamAddCallback_ptsz, cudaStreamAddCallback_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamAttachMemAsync(uint8_t via, void *realp, void * stream, void * devPtr, uint64_t length, uint32_t flags)
 {
@@ -10718,21 +10050,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamAttachMemAsync(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync), stream, devPtr, length, flags); }
+static uint32_t cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync), stream, devPtr, length, flags); }
 static uint32_t cs_d_cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync), stream, devPtr, length, flags); }
 static uint32_t cs_g_cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync), stream, devPtr, length, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags)
+static uint32_t cs_v12_cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAttachMemAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync, "libcudart.so.12", &slot), stream, devPtr, length, flags);
 }
-__asm__(".symver cs_v12_cudaStreamAttachMemAsync, cudaStreamAttachMemAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags)
+static uint32_t cs_v0_cudaStreamAttachMemAsync(void * stream, void * devPtr, uint64_t length, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAttachMemAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync, "libcudart.so.11.0", &slot), stream, devPtr, length, flags);
 }
-__asm__(".symver cs_v0_cudaStreamAttachMemAsync, cudaStreamAttachMemAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamAttachMemAsync_ptsz(uint8_t via, void *realp, void * stream, void * devPtr, uint64_t length, uint32_t flags)
 {
@@ -10750,21 +10080,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamAttachMemAsync_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync_ptsz), stream, devPtr, length, flags); }
+static uint32_t cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync_ptsz), stream, devPtr, length, flags); }
 static uint32_t cs_d_cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync_ptsz), stream, devPtr, length, flags); }
 static uint32_t cs_g_cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags) { return cs_w_cudaStreamAttachMemAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync_ptsz), stream, devPtr, length, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags)
+static uint32_t cs_v12_cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAttachMemAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync_ptsz, "libcudart.so.12", &slot), stream, devPtr, length, flags);
 }
-__asm__(".symver cs_v12_cudaStreamAttachMemAsync_ptsz, cudaStreamAttachMemAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags)
+static uint32_t cs_v0_cudaStreamAttachMemAsync_ptsz(void * stream, void * devPtr, uint64_t length, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamAttachMemAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamAttachMemAsync_ptsz, "libcudart.so.11.0", &slot), stream, devPtr, length, flags);
 }
-__asm__(".symver cs_v0_cudaStreamAttachMemAsync_ptsz, cudaStreamAttachMemAsync_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCapture(uint8_t via, void *realp, void * stream, uint32_t mode)
 {
@@ -10782,21 +10110,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCapture(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamBeginCapture(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture), stream, mode); }
+static uint32_t cudaStreamBeginCapture(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture), stream, mode); }
 static uint32_t cs_d_cudaStreamBeginCapture(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture), stream, mode); }
 static uint32_t cs_g_cudaStreamBeginCapture(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture), stream, mode); }
-CS_EXPORT uint32_t cs_v12_cudaStreamBeginCapture(void * stream, uint32_t mode)
+static uint32_t cs_v12_cudaStreamBeginCapture(void * stream, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCapture(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture, "libcudart.so.12", &slot), stream, mode);
 }
-__asm__(".symver cs_v12_cudaStreamBeginCapture, cudaStreamBeginCapture@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamBeginCapture(void * stream, uint32_t mode)
+static uint32_t cs_v0_cudaStreamBeginCapture(void * stream, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCapture(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture, "libcudart.so.11.0", &slot), stream, mode);
 }
-__asm__(".symver cs_v0_cudaStreamBeginCapture, cudaStreamBeginCapture@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCaptureToGraph(uint8_t via, void *realp, void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
 {
@@ -10814,21 +10140,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCaptureToGraph(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph), stream, graph, dependencies, dependencyData, numDependencies, mode); }
+static uint32_t cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph), stream, graph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_d_cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph), stream, graph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_g_cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph), stream, graph, dependencies, dependencyData, numDependencies, mode); }
-CS_EXPORT uint32_t cs_v12_cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
+static uint32_t cs_v12_cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCaptureToGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph, "libcudart.so.12", &slot), stream, graph, dependencies, dependencyData, numDependencies, mode);
 }
-__asm__(".symver cs_v12_cudaStreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
+static uint32_t cs_v0_cudaStreamBeginCaptureToGraph(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCaptureToGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph, "libcudart.so.11.0", &slot), stream, graph, dependencies, dependencyData, numDependencies, mode);
 }
-__asm__(".symver cs_v0_cudaStreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCaptureToGraph_ptsz(uint8_t via, void *realp, void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
 {
@@ -10846,21 +10170,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCaptureToGraph_pts
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz), stream, graph, dependencies, dependencyData, numDependencies, mode); }
+static uint32_t cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz), stream, graph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_d_cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz), stream, graph, dependencies, dependencyData, numDependencies, mode); }
 static uint32_t cs_g_cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode) { return cs_w_cudaStreamBeginCaptureToGraph_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz), stream, graph, dependencies, dependencyData, numDependencies, mode); }
-CS_EXPORT uint32_t cs_v12_cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
+static uint32_t cs_v12_cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCaptureToGraph_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz, "libcudart.so.12", &slot), stream, graph, dependencies, dependencyData, numDependencies, mode);
 }
-__asm__(".symver cs_v12_cudaStreamBeginCaptureToGraph_ptsz, cudaStreamBeginCaptureToGraph_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
+static uint32_t cs_v0_cudaStreamBeginCaptureToGraph_ptsz(void * stream, void * graph, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCaptureToGraph_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz, "libcudart.so.11.0", &slot), stream, graph, dependencies, dependencyData, numDependencies, mode);
 }
-__asm__(".symver cs_v0_cudaStreamBeginCaptureToGraph_ptsz, cudaStreamBeginCaptureToGraph_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCapture_ptsz(uint8_t via, void *realp, void * stream, uint32_t mode)
 {
@@ -10878,21 +10200,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamBeginCapture_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture_ptsz), stream, mode); }
+static uint32_t cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture_ptsz), stream, mode); }
 static uint32_t cs_d_cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture_ptsz), stream, mode); }
 static uint32_t cs_g_cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode) { return cs_w_cudaStreamBeginCapture_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture_ptsz), stream, mode); }
-CS_EXPORT uint32_t cs_v12_cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode)
+static uint32_t cs_v12_cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCapture_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture_ptsz, "libcudart.so.12", &slot), stream, mode);
 }
-__asm__(".symver cs_v12_cudaStreamBeginCapture_ptsz, cudaStreamBeginCapture_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode)
+static uint32_t cs_v0_cudaStreamBeginCapture_ptsz(void * stream, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamBeginCapture_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamBeginCapture_ptsz, "libcudart.so.11.0", &slot), stream, mode);
 }
-__asm__(".symver cs_v0_cudaStreamBeginCapture_ptsz, cudaStreamBeginCapture_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamCopyAttributes(uint8_t via, void *realp, void * dst, void * src)
 {
@@ -10910,21 +10230,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamCopyAttributes(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamCopyAttributes(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes), dst, src); }
+static uint32_t cudaStreamCopyAttributes(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes), dst, src); }
 static uint32_t cs_d_cudaStreamCopyAttributes(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes), dst, src); }
 static uint32_t cs_g_cudaStreamCopyAttributes(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes), dst, src); }
-CS_EXPORT uint32_t cs_v12_cudaStreamCopyAttributes(void * dst, void * src)
+static uint32_t cs_v12_cudaStreamCopyAttributes(void * dst, void * src)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCopyAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes, "libcudart.so.12", &slot), dst, src);
 }
-__asm__(".symver cs_v12_cudaStreamCopyAttributes, cudaStreamCopyAttributes@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamCopyAttributes(void * dst, void * src)
+static uint32_t cs_v0_cudaStreamCopyAttributes(void * dst, void * src)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCopyAttributes(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes, "libcudart.so.11.0", &slot), dst, src);
 }
-__asm__(".symver cs_v0_cudaStreamCopyAttributes, cudaStreamCopyAttributes@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamCopyAttributes_ptsz(uint8_t via, void *realp, void * dst, void * src)
 {
@@ -10942,21 +10260,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamCopyAttributes_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes_ptsz), dst, src); }
+static uint32_t cudaStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes_ptsz), dst, src); }
 static uint32_t cs_d_cudaStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes_ptsz), dst, src); }
 static uint32_t cs_g_cudaStreamCopyAttributes_ptsz(void * dst, void * src) { return cs_w_cudaStreamCopyAttributes_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes_ptsz), dst, src); }
-CS_EXPORT uint32_t cs_v12_cudaStreamCopyAttributes_ptsz(void * dst, void * src)
+static uint32_t cs_v12_cudaStreamCopyAttributes_ptsz(void * dst, void * src)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCopyAttributes_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes_ptsz, "libcudart.so.12", &slot), dst, src);
 }
-__asm__(".symver cs_v12_cudaStreamCopyAttributes_ptsz, cudaStreamCopyAttributes_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamCopyAttributes_ptsz(void * dst, void * src)
+static uint32_t cs_v0_cudaStreamCopyAttributes_ptsz(void * dst, void * src)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCopyAttributes_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCopyAttributes_ptsz, "libcudart.so.11.0", &slot), dst, src);
 }
-__asm__(".symver cs_v0_cudaStreamCopyAttributes_ptsz, cudaStreamCopyAttributes_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamCreate(uint8_t via, void *realp, void * pStream)
 {
@@ -10974,21 +10290,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamCreate(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamCreate(void * pStream) { return cs_w_cudaStreamCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreate), pStream); }
+static uint32_t cudaStreamCreate(void * pStream) { return cs_w_cudaStreamCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreate), pStream); }
 static uint32_t cs_d_cudaStreamCreate(void * pStream) { return cs_w_cudaStreamCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreate), pStream); }
 static uint32_t cs_g_cudaStreamCreate(void * pStream) { return cs_w_cudaStreamCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreate), pStream); }
-CS_EXPORT uint32_t cs_v12_cudaStreamCreate(void * pStream)
+static uint32_t cs_v12_cudaStreamCreate(void * pStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCreate, "libcudart.so.12", &slot), pStream);
 }
-__asm__(".symver cs_v12_cudaStreamCreate, cudaStreamCreate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamCreate(void * pStream)
+static uint32_t cs_v0_cudaStreamCreate(void * pStream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCreate, "libcudart.so.11.0", &slot), pStream);
 }
-__asm__(".symver cs_v0_cudaStreamCreate, cudaStreamCreate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamCreateWithFlags(uint8_t via, void *realp, void * pStream, uint32_t flags)
 {
@@ -11006,21 +10320,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamCreateWithFlags(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamCreateWithFlags(void * pStream, uint32_t flags) { return cs_w_cudaStreamCreateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithFlags), pStream, flags); }
+static uint32_t cudaStreamCreateWithFlags(void * pStream, uint32_t flags) { return cs_w_cudaStreamCreateWithFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithFlags), pStream, flags); }
 static uint32_t cs_d_cudaStreamCreateWithFlags(void * pStream, uint32_t flags) { return cs_w_cudaStreamCreateWithFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithFlags), pStream, flags); }
 static uint32_t cs_g_cudaStreamCreateWithFlags(void * pStream, uint32_t flags) { return cs_w_cudaStreamCreateWithFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithFlags), pStream, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamCreateWithFlags(void * pStream, uint32_t flags)
+static uint32_t cs_v12_cudaStreamCreateWithFlags(void * pStream, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCreateWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithFlags, "libcudart.so.12", &slot), pStream, flags);
 }
-__asm__(".symver cs_v12_cudaStreamCreateWithFlags, cudaStreamCreateWithFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamCreateWithFlags(void * pStream, uint32_t flags)
+static uint32_t cs_v0_cudaStreamCreateWithFlags(void * pStream, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCreateWithFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithFlags, "libcudart.so.11.0", &slot), pStream, flags);
 }
-__asm__(".symver cs_v0_cudaStreamCreateWithFlags, cudaStreamCreateWithFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamCreateWithPriority(uint8_t via, void *realp, void * pStream, uint32_t flags, int32_t priority)
 {
@@ -11038,21 +10350,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamCreateWithPriority(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority) { return cs_w_cudaStreamCreateWithPriority(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithPriority), pStream, flags, priority); }
+static uint32_t cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority) { return cs_w_cudaStreamCreateWithPriority(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithPriority), pStream, flags, priority); }
 static uint32_t cs_d_cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority) { return cs_w_cudaStreamCreateWithPriority(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithPriority), pStream, flags, priority); }
 static uint32_t cs_g_cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority) { return cs_w_cudaStreamCreateWithPriority(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithPriority), pStream, flags, priority); }
-CS_EXPORT uint32_t cs_v12_cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority)
+static uint32_t cs_v12_cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCreateWithPriority(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithPriority, "libcudart.so.12", &slot), pStream, flags, priority);
 }
-__asm__(".symver cs_v12_cudaStreamCreateWithPriority, cudaStreamCreateWithPriority@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority)
+static uint32_t cs_v0_cudaStreamCreateWithPriority(void * pStream, uint32_t flags, int32_t priority)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamCreateWithPriority(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamCreateWithPriority, "libcudart.so.11.0", &slot), pStream, flags, priority);
 }
-__asm__(".symver cs_v0_cudaStreamCreateWithPriority, cudaStreamCreateWithPriority@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamDestroy(uint8_t via, void *realp, void * stream)
 {
@@ -11070,21 +10380,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamDestroy(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamDestroy(void * stream) { return cs_w_cudaStreamDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamDestroy), stream); }
+static uint32_t cudaStreamDestroy(void * stream) { return cs_w_cudaStreamDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamDestroy), stream); }
 static uint32_t cs_d_cudaStreamDestroy(void * stream) { return cs_w_cudaStreamDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamDestroy), stream); }
 static uint32_t cs_g_cudaStreamDestroy(void * stream) { return cs_w_cudaStreamDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamDestroy), stream); }
-CS_EXPORT uint32_t cs_v12_cudaStreamDestroy(void * stream)
+static uint32_t cs_v12_cudaStreamDestroy(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamDestroy, "libcudart.so.12", &slot), stream);
 }
-__asm__(".symver cs_v12_cudaStreamDestroy, cudaStreamDestroy@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamDestroy(void * stream)
+static uint32_t cs_v0_cudaStreamDestroy(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamDestroy, "libcudart.so.11.0", &slot), stream);
 }
-__asm__(".symver cs_v0_cudaStreamDestroy, cudaStreamDestroy@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamEndCapture(uint8_t via, void *realp, void * stream, void * pGraph)
 {
@@ -11102,21 +10410,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamEndCapture(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamEndCapture(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture), stream, pGraph); }
+static uint32_t cudaStreamEndCapture(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture), stream, pGraph); }
 static uint32_t cs_d_cudaStreamEndCapture(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture), stream, pGraph); }
 static uint32_t cs_g_cudaStreamEndCapture(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture), stream, pGraph); }
-CS_EXPORT uint32_t cs_v12_cudaStreamEndCapture(void * stream, void * pGraph)
+static uint32_t cs_v12_cudaStreamEndCapture(void * stream, void * pGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamEndCapture(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture, "libcudart.so.12", &slot), stream, pGraph);
 }
-__asm__(".symver cs_v12_cudaStreamEndCapture, cudaStreamEndCapture@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamEndCapture(void * stream, void * pGraph)
+static uint32_t cs_v0_cudaStreamEndCapture(void * stream, void * pGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamEndCapture(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture, "libcudart.so.11.0", &slot), stream, pGraph);
 }
-__asm__(".symver cs_v0_cudaStreamEndCapture, cudaStreamEndCapture@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamEndCapture_ptsz(uint8_t via, void *realp, void * stream, void * pGraph)
 {
@@ -11134,21 +10440,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamEndCapture_ptsz(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamEndCapture_ptsz(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture_ptsz), stream, pGraph); }
+static uint32_t cudaStreamEndCapture_ptsz(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture_ptsz), stream, pGraph); }
 static uint32_t cs_d_cudaStreamEndCapture_ptsz(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture_ptsz), stream, pGraph); }
 static uint32_t cs_g_cudaStreamEndCapture_ptsz(void * stream, void * pGraph) { return cs_w_cudaStreamEndCapture_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture_ptsz), stream, pGraph); }
-CS_EXPORT uint32_t cs_v12_cudaStreamEndCapture_ptsz(void * stream, void * pGraph)
+static uint32_t cs_v12_cudaStreamEndCapture_ptsz(void * stream, void * pGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamEndCapture_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture_ptsz, "libcudart.so.12", &slot), stream, pGraph);
 }
-__asm__(".symver cs_v12_cudaStreamEndCapture_ptsz, cudaStreamEndCapture_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamEndCapture_ptsz(void * stream, void * pGraph)
+static uint32_t cs_v0_cudaStreamEndCapture_ptsz(void * stream, void * pGraph)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamEndCapture_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamEndCapture_ptsz, "libcudart.so.11.0", &slot), stream, pGraph);
 }
-__asm__(".symver cs_v0_cudaStreamEndCapture_ptsz, cudaStreamEndCapture_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetAttribute(uint8_t via, void *realp, void * hStream, uint32_t attr, void * value_out)
 {
@@ -11166,21 +10470,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetAttribute(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute), hStream, attr, value_out); }
+static uint32_t cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute), hStream, attr, value_out); }
 static uint32_t cs_d_cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute), hStream, attr, value_out); }
 static uint32_t cs_g_cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute), hStream, attr, value_out); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out)
+static uint32_t cs_v12_cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute, "libcudart.so.12", &slot), hStream, attr, value_out);
 }
-__asm__(".symver cs_v12_cudaStreamGetAttribute, cudaStreamGetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out)
+static uint32_t cs_v0_cudaStreamGetAttribute(void * hStream, uint32_t attr, void * value_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute, "libcudart.so.11.0", &slot), hStream, attr, value_out);
 }
-__asm__(".symver cs_v0_cudaStreamGetAttribute, cudaStreamGetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetAttribute_ptsz(uint8_t via, void *realp, void * hStream, uint32_t attr, void * value_out)
 {
@@ -11198,21 +10500,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetAttribute_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute_ptsz), hStream, attr, value_out); }
+static uint32_t cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute_ptsz), hStream, attr, value_out); }
 static uint32_t cs_d_cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute_ptsz), hStream, attr, value_out); }
 static uint32_t cs_g_cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out) { return cs_w_cudaStreamGetAttribute_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute_ptsz), hStream, attr, value_out); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out)
+static uint32_t cs_v12_cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetAttribute_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute_ptsz, "libcudart.so.12", &slot), hStream, attr, value_out);
 }
-__asm__(".symver cs_v12_cudaStreamGetAttribute_ptsz, cudaStreamGetAttribute_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out)
+static uint32_t cs_v0_cudaStreamGetAttribute_ptsz(void * hStream, uint32_t attr, void * value_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetAttribute_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetAttribute_ptsz, "libcudart.so.11.0", &slot), hStream, attr, value_out);
 }
-__asm__(".symver cs_v0_cudaStreamGetAttribute_ptsz, cudaStreamGetAttribute_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetCaptureInfo(uint8_t via, void *realp, void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
 {
@@ -11230,21 +10530,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetCaptureInfo(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
+static uint32_t cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_d_cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_g_cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
+static uint32_t cs_v12_cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetCaptureInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo, "libcudart.so.12", &slot), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
-__asm__(".symver cs_v12_cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
+static uint32_t cs_v0_cudaStreamGetCaptureInfo(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetCaptureInfo(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo, "libcudart.so.11.0", &slot), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
-__asm__(".symver cs_v0_cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetCaptureInfo_ptsz(uint8_t via, void *realp, void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
 {
@@ -11262,21 +10560,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetCaptureInfo_ptsz(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo_ptsz), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
+static uint32_t cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo_ptsz), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_d_cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo_ptsz), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
 static uint32_t cs_g_cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out) { return cs_w_cudaStreamGetCaptureInfo_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo_ptsz), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
+static uint32_t cs_v12_cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetCaptureInfo_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo_ptsz, "libcudart.so.12", &slot), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
-__asm__(".symver cs_v12_cudaStreamGetCaptureInfo_ptsz, cudaStreamGetCaptureInfo_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
+static uint32_t cs_v0_cudaStreamGetCaptureInfo_ptsz(void * stream, void * captureStatus_out, void * id_out, void * graph_out, void * dependencies_out, void * edgeData_out, void * numDependencies_out)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetCaptureInfo_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetCaptureInfo_ptsz, "libcudart.so.11.0", &slot), stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
-__asm__(".symver cs_v0_cudaStreamGetCaptureInfo_ptsz, cudaStreamGetCaptureInfo_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetDevice(uint8_t via, void *realp, void * hStream, void * device)
 {
@@ -11294,21 +10590,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetDevice(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetDevice(void * hStream, void * device) { return cs_w_cudaStreamGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice), hStream, device); }
+static uint32_t cudaStreamGetDevice(void * hStream, void * device) { return cs_w_cudaStreamGetDevice(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice), hStream, device); }
 static uint32_t cs_d_cudaStreamGetDevice(void * hStream, void * device) { return cs_w_cudaStreamGetDevice(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice), hStream, device); }
 static uint32_t cs_g_cudaStreamGetDevice(void * hStream, void * device) { return cs_w_cudaStreamGetDevice(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice), hStream, device); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetDevice(void * hStream, void * device)
+static uint32_t cs_v12_cudaStreamGetDevice(void * hStream, void * device)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice, "libcudart.so.12", &slot), hStream, device);
 }
-__asm__(".symver cs_v12_cudaStreamGetDevice, cudaStreamGetDevice@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetDevice(void * hStream, void * device)
+static uint32_t cs_v0_cudaStreamGetDevice(void * hStream, void * device)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetDevice(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice, "libcudart.so.11.0", &slot), hStream, device);
 }
-__asm__(".symver cs_v0_cudaStreamGetDevice, cudaStreamGetDevice@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetDevice_ptsz(uint8_t via, void *realp, void * hStream, void * device)
 {
@@ -11326,21 +10620,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetDevice_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cudaStreamGetDevice_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice_ptsz), hStream, device); }
+static uint32_t cudaStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cudaStreamGetDevice_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice_ptsz), hStream, device); }
 static uint32_t cs_d_cudaStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cudaStreamGetDevice_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice_ptsz), hStream, device); }
 static uint32_t cs_g_cudaStreamGetDevice_ptsz(void * hStream, void * device) { return cs_w_cudaStreamGetDevice_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice_ptsz), hStream, device); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetDevice_ptsz(void * hStream, void * device)
+static uint32_t cs_v12_cudaStreamGetDevice_ptsz(void * hStream, void * device)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetDevice_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice_ptsz, "libcudart.so.12", &slot), hStream, device);
 }
-__asm__(".symver cs_v12_cudaStreamGetDevice_ptsz, cudaStreamGetDevice_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetDevice_ptsz(void * hStream, void * device)
+static uint32_t cs_v0_cudaStreamGetDevice_ptsz(void * hStream, void * device)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetDevice_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetDevice_ptsz, "libcudart.so.11.0", &slot), hStream, device);
 }
-__asm__(".symver cs_v0_cudaStreamGetDevice_ptsz, cudaStreamGetDevice_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetFlags(uint8_t via, void *realp, void * hStream, void * flags)
 {
@@ -11358,21 +10650,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetFlags(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetFlags(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags), hStream, flags); }
+static uint32_t cudaStreamGetFlags(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags), hStream, flags); }
 static uint32_t cs_d_cudaStreamGetFlags(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags), hStream, flags); }
 static uint32_t cs_g_cudaStreamGetFlags(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags), hStream, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetFlags(void * hStream, void * flags)
+static uint32_t cs_v12_cudaStreamGetFlags(void * hStream, void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags, "libcudart.so.12", &slot), hStream, flags);
 }
-__asm__(".symver cs_v12_cudaStreamGetFlags, cudaStreamGetFlags@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetFlags(void * hStream, void * flags)
+static uint32_t cs_v0_cudaStreamGetFlags(void * hStream, void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetFlags(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags, "libcudart.so.11.0", &slot), hStream, flags);
 }
-__asm__(".symver cs_v0_cudaStreamGetFlags, cudaStreamGetFlags@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetFlags_ptsz(uint8_t via, void *realp, void * hStream, void * flags)
 {
@@ -11390,21 +10680,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetFlags_ptsz(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags_ptsz), hStream, flags); }
+static uint32_t cudaStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags_ptsz), hStream, flags); }
 static uint32_t cs_d_cudaStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags_ptsz), hStream, flags); }
 static uint32_t cs_g_cudaStreamGetFlags_ptsz(void * hStream, void * flags) { return cs_w_cudaStreamGetFlags_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags_ptsz), hStream, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetFlags_ptsz(void * hStream, void * flags)
+static uint32_t cs_v12_cudaStreamGetFlags_ptsz(void * hStream, void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetFlags_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags_ptsz, "libcudart.so.12", &slot), hStream, flags);
 }
-__asm__(".symver cs_v12_cudaStreamGetFlags_ptsz, cudaStreamGetFlags_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetFlags_ptsz(void * hStream, void * flags)
+static uint32_t cs_v0_cudaStreamGetFlags_ptsz(void * hStream, void * flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetFlags_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetFlags_ptsz, "libcudart.so.11.0", &slot), hStream, flags);
 }
-__asm__(".symver cs_v0_cudaStreamGetFlags_ptsz, cudaStreamGetFlags_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetId(uint8_t via, void *realp, void * hStream, void * streamId)
 {
@@ -11422,21 +10710,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetId(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetId(void * hStream, void * streamId) { return cs_w_cudaStreamGetId(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId), hStream, streamId); }
+static uint32_t cudaStreamGetId(void * hStream, void * streamId) { return cs_w_cudaStreamGetId(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId), hStream, streamId); }
 static uint32_t cs_d_cudaStreamGetId(void * hStream, void * streamId) { return cs_w_cudaStreamGetId(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId), hStream, streamId); }
 static uint32_t cs_g_cudaStreamGetId(void * hStream, void * streamId) { return cs_w_cudaStreamGetId(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId), hStream, streamId); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetId(void * hStream, void * streamId)
+static uint32_t cs_v12_cudaStreamGetId(void * hStream, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetId(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetId, "libcudart.so.12", &slot), hStream, streamId);
 }
-__asm__(".symver cs_v12_cudaStreamGetId, cudaStreamGetId@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetId(void * hStream, void * streamId)
+static uint32_t cs_v0_cudaStreamGetId(void * hStream, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetId(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetId, "libcudart.so.11.0", &slot), hStream, streamId);
 }
-__asm__(".symver cs_v0_cudaStreamGetId, cudaStreamGetId@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetId_ptsz(uint8_t via, void *realp, void * hStream, void * streamId)
 {
@@ -11454,21 +10740,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetId_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cudaStreamGetId_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId_ptsz), hStream, streamId); }
+static uint32_t cudaStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cudaStreamGetId_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId_ptsz), hStream, streamId); }
 static uint32_t cs_d_cudaStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cudaStreamGetId_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId_ptsz), hStream, streamId); }
 static uint32_t cs_g_cudaStreamGetId_ptsz(void * hStream, void * streamId) { return cs_w_cudaStreamGetId_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetId_ptsz), hStream, streamId); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetId_ptsz(void * hStream, void * streamId)
+static uint32_t cs_v12_cudaStreamGetId_ptsz(void * hStream, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetId_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetId_ptsz, "libcudart.so.12", &slot), hStream, streamId);
 }
-__asm__(".symver cs_v12_cudaStreamGetId_ptsz, cudaStreamGetId_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetId_ptsz(void * hStream, void * streamId)
+static uint32_t cs_v0_cudaStreamGetId_ptsz(void * hStream, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetId_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetId_ptsz, "libcudart.so.11.0", &slot), hStream, streamId);
 }
-__asm__(".symver cs_v0_cudaStreamGetId_ptsz, cudaStreamGetId_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetPriority(uint8_t via, void *realp, void * hStream, void * priority)
 {
@@ -11486,21 +10770,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetPriority(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetPriority(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority), hStream, priority); }
+static uint32_t cudaStreamGetPriority(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority), hStream, priority); }
 static uint32_t cs_d_cudaStreamGetPriority(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority), hStream, priority); }
 static uint32_t cs_g_cudaStreamGetPriority(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority), hStream, priority); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetPriority(void * hStream, void * priority)
+static uint32_t cs_v12_cudaStreamGetPriority(void * hStream, void * priority)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetPriority(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority, "libcudart.so.12", &slot), hStream, priority);
 }
-__asm__(".symver cs_v12_cudaStreamGetPriority, cudaStreamGetPriority@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetPriority(void * hStream, void * priority)
+static uint32_t cs_v0_cudaStreamGetPriority(void * hStream, void * priority)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetPriority(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority, "libcudart.so.11.0", &slot), hStream, priority);
 }
-__asm__(".symver cs_v0_cudaStreamGetPriority, cudaStreamGetPriority@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetPriority_ptsz(uint8_t via, void *realp, void * hStream, void * priority)
 {
@@ -11518,21 +10800,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamGetPriority_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority_ptsz), hStream, priority); }
+static uint32_t cudaStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority_ptsz), hStream, priority); }
 static uint32_t cs_d_cudaStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority_ptsz), hStream, priority); }
 static uint32_t cs_g_cudaStreamGetPriority_ptsz(void * hStream, void * priority) { return cs_w_cudaStreamGetPriority_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority_ptsz), hStream, priority); }
-CS_EXPORT uint32_t cs_v12_cudaStreamGetPriority_ptsz(void * hStream, void * priority)
+static uint32_t cs_v12_cudaStreamGetPriority_ptsz(void * hStream, void * priority)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetPriority_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority_ptsz, "libcudart.so.12", &slot), hStream, priority);
 }
-__asm__(".symver cs_v12_cudaStreamGetPriority_ptsz, cudaStreamGetPriority_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamGetPriority_ptsz(void * hStream, void * priority)
+static uint32_t cs_v0_cudaStreamGetPriority_ptsz(void * hStream, void * priority)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamGetPriority_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamGetPriority_ptsz, "libcudart.so.11.0", &slot), hStream, priority);
 }
-__asm__(".symver cs_v0_cudaStreamGetPriority_ptsz, cudaStreamGetPriority_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamIsCapturing(uint8_t via, void *realp, void * stream, void * pCaptureStatus)
 {
@@ -11550,21 +10830,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamIsCapturing(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamIsCapturing(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing), stream, pCaptureStatus); }
+static uint32_t cudaStreamIsCapturing(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing), stream, pCaptureStatus); }
 static uint32_t cs_d_cudaStreamIsCapturing(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing), stream, pCaptureStatus); }
 static uint32_t cs_g_cudaStreamIsCapturing(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing), stream, pCaptureStatus); }
-CS_EXPORT uint32_t cs_v12_cudaStreamIsCapturing(void * stream, void * pCaptureStatus)
+static uint32_t cs_v12_cudaStreamIsCapturing(void * stream, void * pCaptureStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamIsCapturing(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing, "libcudart.so.12", &slot), stream, pCaptureStatus);
 }
-__asm__(".symver cs_v12_cudaStreamIsCapturing, cudaStreamIsCapturing@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamIsCapturing(void * stream, void * pCaptureStatus)
+static uint32_t cs_v0_cudaStreamIsCapturing(void * stream, void * pCaptureStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamIsCapturing(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing, "libcudart.so.11.0", &slot), stream, pCaptureStatus);
 }
-__asm__(".symver cs_v0_cudaStreamIsCapturing, cudaStreamIsCapturing@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamIsCapturing_ptsz(uint8_t via, void *realp, void * stream, void * pCaptureStatus)
 {
@@ -11582,21 +10860,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamIsCapturing_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing_ptsz), stream, pCaptureStatus); }
+static uint32_t cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing_ptsz), stream, pCaptureStatus); }
 static uint32_t cs_d_cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing_ptsz), stream, pCaptureStatus); }
 static uint32_t cs_g_cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus) { return cs_w_cudaStreamIsCapturing_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing_ptsz), stream, pCaptureStatus); }
-CS_EXPORT uint32_t cs_v12_cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus)
+static uint32_t cs_v12_cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamIsCapturing_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing_ptsz, "libcudart.so.12", &slot), stream, pCaptureStatus);
 }
-__asm__(".symver cs_v12_cudaStreamIsCapturing_ptsz, cudaStreamIsCapturing_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus)
+static uint32_t cs_v0_cudaStreamIsCapturing_ptsz(void * stream, void * pCaptureStatus)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamIsCapturing_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamIsCapturing_ptsz, "libcudart.so.11.0", &slot), stream, pCaptureStatus);
 }
-__asm__(".symver cs_v0_cudaStreamIsCapturing_ptsz, cudaStreamIsCapturing_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamQuery(uint8_t via, void *realp, void * stream)
 {
@@ -11614,21 +10890,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamQuery(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamQuery(void * stream) { return cs_w_cudaStreamQuery(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery), stream); }
+static uint32_t cudaStreamQuery(void * stream) { return cs_w_cudaStreamQuery(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery), stream); }
 static uint32_t cs_d_cudaStreamQuery(void * stream) { return cs_w_cudaStreamQuery(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery), stream); }
 static uint32_t cs_g_cudaStreamQuery(void * stream) { return cs_w_cudaStreamQuery(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery), stream); }
-CS_EXPORT uint32_t cs_v12_cudaStreamQuery(void * stream)
+static uint32_t cs_v12_cudaStreamQuery(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamQuery(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamQuery, "libcudart.so.12", &slot), stream);
 }
-__asm__(".symver cs_v12_cudaStreamQuery, cudaStreamQuery@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamQuery(void * stream)
+static uint32_t cs_v0_cudaStreamQuery(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamQuery(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamQuery, "libcudart.so.11.0", &slot), stream);
 }
-__asm__(".symver cs_v0_cudaStreamQuery, cudaStreamQuery@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamQuery_ptsz(uint8_t via, void *realp, void * stream)
 {
@@ -11646,21 +10920,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamQuery_ptsz(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamQuery_ptsz(void * stream) { return cs_w_cudaStreamQuery_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery_ptsz), stream); }
+static uint32_t cudaStreamQuery_ptsz(void * stream) { return cs_w_cudaStreamQuery_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery_ptsz), stream); }
 static uint32_t cs_d_cudaStreamQuery_ptsz(void * stream) { return cs_w_cudaStreamQuery_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery_ptsz), stream); }
 static uint32_t cs_g_cudaStreamQuery_ptsz(void * stream) { return cs_w_cudaStreamQuery_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamQuery_ptsz), stream); }
-CS_EXPORT uint32_t cs_v12_cudaStreamQuery_ptsz(void * stream)
+static uint32_t cs_v12_cudaStreamQuery_ptsz(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamQuery_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamQuery_ptsz, "libcudart.so.12", &slot), stream);
 }
-__asm__(".symver cs_v12_cudaStreamQuery_ptsz, cudaStreamQuery_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamQuery_ptsz(void * stream)
+static uint32_t cs_v0_cudaStreamQuery_ptsz(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamQuery_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamQuery_ptsz, "libcudart.so.11.0", &slot), stream);
 }
-__asm__(".symver cs_v0_cudaStreamQuery_ptsz, cudaStreamQuery_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamSetAttribute(uint8_t via, void *realp, void * hStream, uint32_t attr, void * value)
 {
@@ -11678,21 +10950,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamSetAttribute(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute), hStream, attr, value); }
+static uint32_t cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute), hStream, attr, value); }
 static uint32_t cs_d_cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute), hStream, attr, value); }
 static uint32_t cs_g_cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute), hStream, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value)
+static uint32_t cs_v12_cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute, "libcudart.so.12", &slot), hStream, attr, value);
 }
-__asm__(".symver cs_v12_cudaStreamSetAttribute, cudaStreamSetAttribute@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value)
+static uint32_t cs_v0_cudaStreamSetAttribute(void * hStream, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute, "libcudart.so.11.0", &slot), hStream, attr, value);
 }
-__asm__(".symver cs_v0_cudaStreamSetAttribute, cudaStreamSetAttribute@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamSetAttribute_ptsz(uint8_t via, void *realp, void * hStream, uint32_t attr, void * value)
 {
@@ -11710,21 +10980,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamSetAttribute_ptsz(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute_ptsz), hStream, attr, value); }
+static uint32_t cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute_ptsz), hStream, attr, value); }
 static uint32_t cs_d_cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute_ptsz), hStream, attr, value); }
 static uint32_t cs_g_cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value) { return cs_w_cudaStreamSetAttribute_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute_ptsz), hStream, attr, value); }
-CS_EXPORT uint32_t cs_v12_cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value)
+static uint32_t cs_v12_cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSetAttribute_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute_ptsz, "libcudart.so.12", &slot), hStream, attr, value);
 }
-__asm__(".symver cs_v12_cudaStreamSetAttribute_ptsz, cudaStreamSetAttribute_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value)
+static uint32_t cs_v0_cudaStreamSetAttribute_ptsz(void * hStream, uint32_t attr, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSetAttribute_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSetAttribute_ptsz, "libcudart.so.11.0", &slot), hStream, attr, value);
 }
-__asm__(".symver cs_v0_cudaStreamSetAttribute_ptsz, cudaStreamSetAttribute_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamSynchronize(uint8_t via, void *realp, void * stream)
 {
@@ -11742,21 +11010,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamSynchronize(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamSynchronize(void * stream) { return cs_w_cudaStreamSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize), stream); }
+static uint32_t cudaStreamSynchronize(void * stream) { return cs_w_cudaStreamSynchronize(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize), stream); }
 static uint32_t cs_d_cudaStreamSynchronize(void * stream) { return cs_w_cudaStreamSynchronize(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize), stream); }
 static uint32_t cs_g_cudaStreamSynchronize(void * stream) { return cs_w_cudaStreamSynchronize(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize), stream); }
-CS_EXPORT uint32_t cs_v12_cudaStreamSynchronize(void * stream)
+static uint32_t cs_v12_cudaStreamSynchronize(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSynchronize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize, "libcudart.so.12", &slot), stream);
 }
-__asm__(".symver cs_v12_cudaStreamSynchronize, cudaStreamSynchronize@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamSynchronize(void * stream)
+static uint32_t cs_v0_cudaStreamSynchronize(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSynchronize(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize, "libcudart.so.11.0", &slot), stream);
 }
-__asm__(".symver cs_v0_cudaStreamSynchronize, cudaStreamSynchronize@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamSynchronize_ptsz(uint8_t via, void *realp, void * stream)
 {
@@ -11774,21 +11040,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamSynchronize_ptsz(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamSynchronize_ptsz(void * stream) { return cs_w_cudaStreamSynchronize_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize_ptsz), stream); }
+static uint32_t cudaStreamSynchronize_ptsz(void * stream) { return cs_w_cudaStreamSynchronize_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize_ptsz), stream); }
 static uint32_t cs_d_cudaStreamSynchronize_ptsz(void * stream) { return cs_w_cudaStreamSynchronize_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize_ptsz), stream); }
 static uint32_t cs_g_cudaStreamSynchronize_ptsz(void * stream) { return cs_w_cudaStreamSynchronize_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize_ptsz), stream); }
-CS_EXPORT uint32_t cs_v12_cudaStreamSynchronize_ptsz(void * stream)
+static uint32_t cs_v12_cudaStreamSynchronize_ptsz(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSynchronize_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize_ptsz, "libcudart.so.12", &slot), stream);
 }
-__asm__(".symver cs_v12_cudaStreamSynchronize_ptsz, cudaStreamSynchronize_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamSynchronize_ptsz(void * stream)
+static uint32_t cs_v0_cudaStreamSynchronize_ptsz(void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamSynchronize_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamSynchronize_ptsz, "libcudart.so.11.0", &slot), stream);
 }
-__asm__(".symver cs_v0_cudaStreamSynchronize_ptsz, cudaStreamSynchronize_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamUpdateCaptureDependencies(uint8_t via, void *realp, void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
 {
@@ -11806,21 +11070,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamUpdateCaptureDependenci
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies), stream, dependencies, dependencyData, numDependencies, flags); }
+static uint32_t cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies), stream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_d_cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies), stream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_g_cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies), stream, dependencies, dependencyData, numDependencies, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
+static uint32_t cs_v12_cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamUpdateCaptureDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies, "libcudart.so.12", &slot), stream, dependencies, dependencyData, numDependencies, flags);
 }
-__asm__(".symver cs_v12_cudaStreamUpdateCaptureDependencies, cudaStreamUpdateCaptureDependencies@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
+static uint32_t cs_v0_cudaStreamUpdateCaptureDependencies(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamUpdateCaptureDependencies(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies, "libcudart.so.11.0", &slot), stream, dependencies, dependencyData, numDependencies, flags);
 }
-__asm__(".symver cs_v0_cudaStreamUpdateCaptureDependencies, cudaStreamUpdateCaptureDependencies@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamUpdateCaptureDependencies_ptsz(uint8_t via, void *realp, void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
 {
@@ -11838,21 +11100,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamUpdateCaptureDependenci
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz), stream, dependencies, dependencyData, numDependencies, flags); }
+static uint32_t cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz), stream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_d_cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz), stream, dependencies, dependencyData, numDependencies, flags); }
 static uint32_t cs_g_cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags) { return cs_w_cudaStreamUpdateCaptureDependencies_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz), stream, dependencies, dependencyData, numDependencies, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
+static uint32_t cs_v12_cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamUpdateCaptureDependencies_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz, "libcudart.so.12", &slot), stream, dependencies, dependencyData, numDependencies, flags);
 }
-__asm__(".symver cs_v12_cudaStreamUpdateCaptureDependencies_ptsz, cudaStreamUpdateCaptureDependencies_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
+static uint32_t cs_v0_cudaStreamUpdateCaptureDependencies_ptsz(void * stream, void * dependencies, void * dependencyData, uint64_t numDependencies, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamUpdateCaptureDependencies_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz, "libcudart.so.11.0", &slot), stream, dependencies, dependencyData, numDependencies, flags);
 }
-__asm__(".symver cs_v0_cudaStreamUpdateCaptureDependencies_ptsz, cudaStreamUpdateCaptureDependencies_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamWaitEvent(uint8_t via, void *realp, void * stream, void * event, uint32_t flags)
 {
@@ -11870,21 +11130,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamWaitEvent(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamWaitEvent(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent), stream, event, flags); }
+static uint32_t cudaStreamWaitEvent(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent), stream, event, flags); }
 static uint32_t cs_d_cudaStreamWaitEvent(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent), stream, event, flags); }
 static uint32_t cs_g_cudaStreamWaitEvent(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent), stream, event, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamWaitEvent(void * stream, void * event, uint32_t flags)
+static uint32_t cs_v12_cudaStreamWaitEvent(void * stream, void * event, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamWaitEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent, "libcudart.so.12", &slot), stream, event, flags);
 }
-__asm__(".symver cs_v12_cudaStreamWaitEvent, cudaStreamWaitEvent@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamWaitEvent(void * stream, void * event, uint32_t flags)
+static uint32_t cs_v0_cudaStreamWaitEvent(void * stream, void * event, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamWaitEvent(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent, "libcudart.so.11.0", &slot), stream, event, flags);
 }
-__asm__(".symver cs_v0_cudaStreamWaitEvent, cudaStreamWaitEvent@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaStreamWaitEvent_ptsz(uint8_t via, void *realp, void * stream, void * event, uint32_t flags)
 {
@@ -11902,21 +11160,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaStreamWaitEvent_ptsz(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent_ptsz), stream, event, flags); }
+static uint32_t cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent_ptsz), stream, event, flags); }
 static uint32_t cs_d_cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent_ptsz), stream, event, flags); }
 static uint32_t cs_g_cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags) { return cs_w_cudaStreamWaitEvent_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent_ptsz), stream, event, flags); }
-CS_EXPORT uint32_t cs_v12_cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags)
+static uint32_t cs_v12_cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamWaitEvent_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent_ptsz, "libcudart.so.12", &slot), stream, event, flags);
 }
-__asm__(".symver cs_v12_cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags)
+static uint32_t cs_v0_cudaStreamWaitEvent_ptsz(void * stream, void * event, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaStreamWaitEvent_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaStreamWaitEvent_ptsz, "libcudart.so.11.0", &slot), stream, event, flags);
 }
-__asm__(".symver cs_v0_cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent_ptsz@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaThreadExchangeStreamCaptureMode(uint8_t via, void *realp, void * mode)
 {
@@ -11934,21 +11190,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaThreadExchangeStreamCaptureMo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cudaThreadExchangeStreamCaptureMode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaThreadExchangeStreamCaptureMode), mode); }
+static uint32_t cudaThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cudaThreadExchangeStreamCaptureMode(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaThreadExchangeStreamCaptureMode), mode); }
 static uint32_t cs_d_cudaThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cudaThreadExchangeStreamCaptureMode(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaThreadExchangeStreamCaptureMode), mode); }
 static uint32_t cs_g_cudaThreadExchangeStreamCaptureMode(void * mode) { return cs_w_cudaThreadExchangeStreamCaptureMode(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaThreadExchangeStreamCaptureMode), mode); }
-CS_EXPORT uint32_t cs_v12_cudaThreadExchangeStreamCaptureMode(void * mode)
+static uint32_t cs_v12_cudaThreadExchangeStreamCaptureMode(void * mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaThreadExchangeStreamCaptureMode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaThreadExchangeStreamCaptureMode, "libcudart.so.12", &slot), mode);
 }
-__asm__(".symver cs_v12_cudaThreadExchangeStreamCaptureMode, cudaThreadExchangeStreamCaptureMode@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaThreadExchangeStreamCaptureMode(void * mode)
+static uint32_t cs_v0_cudaThreadExchangeStreamCaptureMode(void * mode)
 {
     static void *_Atomic slot;
     return cs_w_cudaThreadExchangeStreamCaptureMode(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaThreadExchangeStreamCaptureMode, "libcudart.so.11.0", &slot), mode);
 }
-__asm__(".symver cs_v0_cudaThreadExchangeStreamCaptureMode, cudaThreadExchangeStreamCaptureMode@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaUserObjectCreate(uint8_t via, void *realp, void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags)
 {
@@ -11966,21 +11220,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaUserObjectCreate(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cudaUserObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
+static uint32_t cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cudaUserObjectCreate(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
 static uint32_t cs_d_cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cudaUserObjectCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
 static uint32_t cs_g_cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags) { return cs_w_cudaUserObjectCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectCreate), object_out, ptr, destroy, initialRefcount, flags); }
-CS_EXPORT uint32_t cs_v12_cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags)
+static uint32_t cs_v12_cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaUserObjectCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaUserObjectCreate, "libcudart.so.12", &slot), object_out, ptr, destroy, initialRefcount, flags);
 }
-__asm__(".symver cs_v12_cudaUserObjectCreate, cudaUserObjectCreate@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags)
+static uint32_t cs_v0_cudaUserObjectCreate(void * object_out, void * ptr, void * destroy, uint32_t initialRefcount, uint32_t flags)
 {
     static void *_Atomic slot;
     return cs_w_cudaUserObjectCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaUserObjectCreate, "libcudart.so.11.0", &slot), object_out, ptr, destroy, initialRefcount, flags);
 }
-__asm__(".symver cs_v0_cudaUserObjectCreate, cudaUserObjectCreate@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaUserObjectRelease(uint8_t via, void *realp, void * object, uint32_t count)
 {
@@ -11998,21 +11250,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaUserObjectRelease(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaUserObjectRelease(void * object, uint32_t count) { return cs_w_cudaUserObjectRelease(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRelease), object, count); }
+static uint32_t cudaUserObjectRelease(void * object, uint32_t count) { return cs_w_cudaUserObjectRelease(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRelease), object, count); }
 static uint32_t cs_d_cudaUserObjectRelease(void * object, uint32_t count) { return cs_w_cudaUserObjectRelease(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRelease), object, count); }
 static uint32_t cs_g_cudaUserObjectRelease(void * object, uint32_t count) { return cs_w_cudaUserObjectRelease(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRelease), object, count); }
-CS_EXPORT uint32_t cs_v12_cudaUserObjectRelease(void * object, uint32_t count)
+static uint32_t cs_v12_cudaUserObjectRelease(void * object, uint32_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaUserObjectRelease(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaUserObjectRelease, "libcudart.so.12", &slot), object, count);
 }
-__asm__(".symver cs_v12_cudaUserObjectRelease, cudaUserObjectRelease@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaUserObjectRelease(void * object, uint32_t count)
+static uint32_t cs_v0_cudaUserObjectRelease(void * object, uint32_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaUserObjectRelease(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaUserObjectRelease, "libcudart.so.11.0", &slot), object, count);
 }
-__asm__(".symver cs_v0_cudaUserObjectRelease, cudaUserObjectRelease@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaUserObjectRetain(uint8_t via, void *realp, void * object, uint32_t count)
 {
@@ -12030,21 +11280,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaUserObjectRetain(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaUserObjectRetain(void * object, uint32_t count) { return cs_w_cudaUserObjectRetain(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRetain), object, count); }
+static uint32_t cudaUserObjectRetain(void * object, uint32_t count) { return cs_w_cudaUserObjectRetain(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRetain), object, count); }
 static uint32_t cs_d_cudaUserObjectRetain(void * object, uint32_t count) { return cs_w_cudaUserObjectRetain(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRetain), object, count); }
 static uint32_t cs_g_cudaUserObjectRetain(void * object, uint32_t count) { return cs_w_cudaUserObjectRetain(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaUserObjectRetain), object, count); }
-CS_EXPORT uint32_t cs_v12_cudaUserObjectRetain(void * object, uint32_t count)
+static uint32_t cs_v12_cudaUserObjectRetain(void * object, uint32_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaUserObjectRetain(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaUserObjectRetain, "libcudart.so.12", &slot), object, count);
 }
-__asm__(".symver cs_v12_cudaUserObjectRetain, cudaUserObjectRetain@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaUserObjectRetain(void * object, uint32_t count)
+static uint32_t cs_v0_cudaUserObjectRetain(void * object, uint32_t count)
 {
     static void *_Atomic slot;
     return cs_w_cudaUserObjectRetain(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaUserObjectRetain, "libcudart.so.11.0", &slot), object, count);
 }
-__asm__(".symver cs_v0_cudaUserObjectRetain, cudaUserObjectRetain@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaWaitExternalSemaphoresAsync(uint8_t via, void *realp, void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
@@ -12062,21 +11310,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaWaitExternalSemaphoresAsync(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync), extSemArray, paramsArray, numExtSems, stream); }
-CS_EXPORT uint32_t cs_v12_cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v12_cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaWaitExternalSemaphoresAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync, "libcudart.so.12", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v12_cudaWaitExternalSemaphoresAsync, cudaWaitExternalSemaphoresAsync@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v0_cudaWaitExternalSemaphoresAsync(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaWaitExternalSemaphoresAsync(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync, "libcudart.so.11.0", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v0_cudaWaitExternalSemaphoresAsync, cudaWaitExternalSemaphoresAsync@libcudart.so.11.0");
 
 static __attribute__((noinline)) uint32_t cs_w_cudaWaitExternalSemaphoresAsync_ptsz(uint8_t via, void *realp, void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
@@ -12094,21 +11340,19 @@ static __attribute__((noinline)) uint32_t cs_w_cudaWaitExternalSemaphoresAsync_p
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
+static uint32_t cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_d_cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
 static uint32_t cs_g_cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream) { return cs_w_cudaWaitExternalSemaphoresAsync_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz), extSemArray, paramsArray, numExtSems, stream); }
-CS_EXPORT uint32_t cs_v12_cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v12_cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaWaitExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz, "libcudart.so.12", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v12_cudaWaitExternalSemaphoresAsync_ptsz, cudaWaitExternalSemaphoresAsync_ptsz@libcudart.so.12");
-CS_EXPORT uint32_t cs_v0_cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
+static uint32_t cs_v0_cudaWaitExternalSemaphoresAsync_ptsz(void * extSemArray, void * paramsArray, uint32_t numExtSems, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cudaWaitExternalSemaphoresAsync_ptsz(CS_VIA_LINKED, cs_real_in(&cs_api_cudart, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz, "libcudart.so.11.0", &slot), extSemArray, paramsArray, numExtSems, stream);
 }
-__asm__(".symver cs_v0_cudaWaitExternalSemaphoresAsync_ptsz, cudaWaitExternalSemaphoresAsync_ptsz@libcudart.so.11.0");
 
 static const char *const names[] = {
     "cudaArrayGetInfo",
@@ -14010,9 +13254,774 @@ static void *const via_procaddr[] = {
     (void *)cs_g_cudaWaitExternalSemaphoresAsync,
     (void *)cs_g_cudaWaitExternalSemaphoresAsync_ptsz,
 };
+static void *const via_linked_v12[] = {
+    (void *)cs_v12_cudaArrayGetInfo,
+    (void *)cs_v12_cudaArrayGetMemoryRequirements,
+    (void *)cs_v12_cudaArrayGetPlane,
+    (void *)cs_v12_cudaArrayGetSparseProperties,
+    (void *)cs_v12_cudaChooseDevice,
+    (void *)cs_v12_cudaCreateChannelDesc,
+    (void *)cs_v12_cudaCreateSurfaceObject,
+    (void *)cs_v12_cudaCreateTextureObject,
+    (void *)cs_v12_cudaCtxResetPersistingL2Cache,
+    (void *)cs_v12_cudaDestroyExternalMemory,
+    (void *)cs_v12_cudaDestroyExternalSemaphore,
+    (void *)cs_v12_cudaDestroySurfaceObject,
+    (void *)cs_v12_cudaDestroyTextureObject,
+    (void *)cs_v12_cudaDeviceCanAccessPeer,
+    (void *)cs_v12_cudaDeviceDisablePeerAccess,
+    (void *)cs_v12_cudaDeviceEnablePeerAccess,
+    (void *)cs_v12_cudaDeviceFlushGPUDirectRDMAWrites,
+    (void *)cs_v12_cudaDeviceGetAttribute,
+    (void *)cs_v12_cudaDeviceGetByPCIBusId,
+    (void *)cs_v12_cudaDeviceGetCacheConfig,
+    (void *)cs_v12_cudaDeviceGetDefaultMemPool,
+    (void *)cs_v12_cudaDeviceGetGraphMemAttribute,
+    (void *)cs_v12_cudaDeviceGetHostAtomicCapabilities,
+    (void *)cs_v12_cudaDeviceGetLimit,
+    (void *)cs_v12_cudaDeviceGetMemPool,
+    (void *)cs_v12_cudaDeviceGetNvSciSyncAttributes,
+    (void *)cs_v12_cudaDeviceGetP2PAtomicCapabilities,
+    (void *)cs_v12_cudaDeviceGetP2PAttribute,
+    (void *)cs_v12_cudaDeviceGetPCIBusId,
+    (void *)cs_v12_cudaDeviceGetSharedMemConfig,
+    (void *)cs_v12_cudaDeviceGetStreamPriorityRange,
+    (void *)cs_v12_cudaDeviceGetTexture1DLinearMaxWidth,
+    (void *)cs_v12_cudaDeviceGraphMemTrim,
+    (void *)cs_v12_cudaDeviceRegisterAsyncNotification,
+    (void *)cs_v12_cudaDeviceReset,
+    (void *)cs_v12_cudaDeviceSetCacheConfig,
+    (void *)cs_v12_cudaDeviceSetGraphMemAttribute,
+    (void *)cs_v12_cudaDeviceSetLimit,
+    (void *)cs_v12_cudaDeviceSetMemPool,
+    (void *)cs_v12_cudaDeviceSetSharedMemConfig,
+    (void *)cs_v12_cudaDeviceSynchronize,
+    (void *)cs_v12_cudaDeviceUnregisterAsyncNotification,
+    (void *)cs_v12_cudaDriverGetVersion,
+    (void *)cs_v12_cudaEventCreate,
+    (void *)cs_v12_cudaEventCreateWithFlags,
+    (void *)cs_v12_cudaEventDestroy,
+    (void *)cs_v12_cudaEventElapsedTime,
+    (void *)cs_v12_cudaEventQuery,
+    (void *)cs_v12_cudaEventRecord,
+    (void *)cs_v12_cudaEventRecordWithFlags,
+    (void *)cs_v12_cudaEventRecordWithFlags_ptsz,
+    (void *)cs_v12_cudaEventRecord_ptsz,
+    (void *)cs_v12_cudaEventSynchronize,
+    (void *)cs_v12_cudaExternalMemoryGetMappedBuffer,
+    (void *)cs_v12_cudaExternalMemoryGetMappedMipmappedArray,
+    (void *)cs_v12_cudaFree,
+    (void *)cs_v12_cudaFreeArray,
+    (void *)cs_v12_cudaFreeAsync,
+    (void *)cs_v12_cudaFreeAsync_ptsz,
+    (void *)cs_v12_cudaFreeHost,
+    (void *)cs_v12_cudaFreeMipmappedArray,
+    (void *)cs_v12_cudaFuncGetAttributes,
+    (void *)cs_v12_cudaFuncGetName,
+    (void *)cs_v12_cudaFuncGetParamInfo,
+    (void *)cs_v12_cudaFuncSetAttribute,
+    (void *)cs_v12_cudaFuncSetCacheConfig,
+    (void *)cs_v12_cudaFuncSetSharedMemConfig,
+    (void *)cs_v12_cudaGetChannelDesc,
+    (void *)cs_v12_cudaGetDevice,
+    (void *)cs_v12_cudaGetDeviceCount,
+    (void *)cs_v12_cudaGetDeviceFlags,
+    (void *)cs_v12_cudaGetDeviceProperties,
+    (void *)cs_v12_cudaGetDriverEntryPoint,
+    (void *)cs_v12_cudaGetDriverEntryPointByVersion,
+    (void *)cs_v12_cudaGetDriverEntryPointByVersion_ptsz,
+    (void *)cs_v12_cudaGetDriverEntryPoint_ptsz,
+    (void *)cs_v12_cudaGetErrorName,
+    (void *)cs_v12_cudaGetErrorString,
+    (void *)cs_v12_cudaGetExportTable,
+    (void *)cs_v12_cudaGetFuncBySymbol,
+    (void *)cs_v12_cudaGetKernel,
+    (void *)cs_v12_cudaGetLastError,
+    (void *)cs_v12_cudaGetMipmappedArrayLevel,
+    (void *)cs_v12_cudaGetSurfaceObjectResourceDesc,
+    (void *)cs_v12_cudaGetSymbolAddress,
+    (void *)cs_v12_cudaGetSymbolSize,
+    (void *)cs_v12_cudaGetTextureObjectResourceDesc,
+    (void *)cs_v12_cudaGetTextureObjectResourceViewDesc,
+    (void *)cs_v12_cudaGetTextureObjectTextureDesc,
+    (void *)cs_v12_cudaGraphAddChildGraphNode,
+    (void *)cs_v12_cudaGraphAddDependencies,
+    (void *)cs_v12_cudaGraphAddEmptyNode,
+    (void *)cs_v12_cudaGraphAddEventRecordNode,
+    (void *)cs_v12_cudaGraphAddEventWaitNode,
+    (void *)cs_v12_cudaGraphAddExternalSemaphoresSignalNode,
+    (void *)cs_v12_cudaGraphAddExternalSemaphoresWaitNode,
+    (void *)cs_v12_cudaGraphAddHostNode,
+    (void *)cs_v12_cudaGraphAddKernelNode,
+    (void *)cs_v12_cudaGraphAddMemAllocNode,
+    (void *)cs_v12_cudaGraphAddMemFreeNode,
+    (void *)cs_v12_cudaGraphAddMemcpyNode,
+    (void *)cs_v12_cudaGraphAddMemcpyNode1D,
+    (void *)cs_v12_cudaGraphAddMemcpyNodeFromSymbol,
+    (void *)cs_v12_cudaGraphAddMemcpyNodeToSymbol,
+    (void *)cs_v12_cudaGraphAddMemsetNode,
+    (void *)cs_v12_cudaGraphAddNode,
+    (void *)cs_v12_cudaGraphChildGraphNodeGetGraph,
+    (void *)cs_v12_cudaGraphClone,
+    (void *)cs_v12_cudaGraphConditionalHandleCreate,
+    (void *)cs_v12_cudaGraphCreate,
+    (void *)cs_v12_cudaGraphDebugDotPrint,
+    (void *)cs_v12_cudaGraphDestroy,
+    (void *)cs_v12_cudaGraphDestroyNode,
+    (void *)cs_v12_cudaGraphEventRecordNodeGetEvent,
+    (void *)cs_v12_cudaGraphEventRecordNodeSetEvent,
+    (void *)cs_v12_cudaGraphEventWaitNodeGetEvent,
+    (void *)cs_v12_cudaGraphEventWaitNodeSetEvent,
+    (void *)cs_v12_cudaGraphExecChildGraphNodeSetParams,
+    (void *)cs_v12_cudaGraphExecDestroy,
+    (void *)cs_v12_cudaGraphExecEventRecordNodeSetEvent,
+    (void *)cs_v12_cudaGraphExecEventWaitNodeSetEvent,
+    (void *)cs_v12_cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+    (void *)cs_v12_cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+    (void *)cs_v12_cudaGraphExecGetFlags,
+    (void *)cs_v12_cudaGraphExecHostNodeSetParams,
+    (void *)cs_v12_cudaGraphExecKernelNodeSetParams,
+    (void *)cs_v12_cudaGraphExecMemcpyNodeSetParams,
+    (void *)cs_v12_cudaGraphExecMemcpyNodeSetParams1D,
+    (void *)cs_v12_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+    (void *)cs_v12_cudaGraphExecMemcpyNodeSetParamsToSymbol,
+    (void *)cs_v12_cudaGraphExecMemsetNodeSetParams,
+    (void *)cs_v12_cudaGraphExecNodeSetParams,
+    (void *)cs_v12_cudaGraphExecUpdate,
+    (void *)cs_v12_cudaGraphExternalSemaphoresSignalNodeGetParams,
+    (void *)cs_v12_cudaGraphExternalSemaphoresSignalNodeSetParams,
+    (void *)cs_v12_cudaGraphExternalSemaphoresWaitNodeGetParams,
+    (void *)cs_v12_cudaGraphExternalSemaphoresWaitNodeSetParams,
+    (void *)cs_v12_cudaGraphGetEdges,
+    (void *)cs_v12_cudaGraphGetNodes,
+    (void *)cs_v12_cudaGraphGetRootNodes,
+    (void *)cs_v12_cudaGraphHostNodeGetParams,
+    (void *)cs_v12_cudaGraphHostNodeSetParams,
+    (void *)cs_v12_cudaGraphInstantiate,
+    (void *)cs_v12_cudaGraphInstantiateWithFlags,
+    (void *)cs_v12_cudaGraphInstantiateWithParams,
+    (void *)cs_v12_cudaGraphInstantiateWithParams_ptsz,
+    (void *)cs_v12_cudaGraphKernelNodeCopyAttributes,
+    (void *)cs_v12_cudaGraphKernelNodeGetAttribute,
+    (void *)cs_v12_cudaGraphKernelNodeGetParams,
+    (void *)cs_v12_cudaGraphKernelNodeSetAttribute,
+    (void *)cs_v12_cudaGraphKernelNodeSetParams,
+    (void *)cs_v12_cudaGraphLaunch,
+    (void *)cs_v12_cudaGraphLaunch_ptsz,
+    (void *)cs_v12_cudaGraphMemAllocNodeGetParams,
+    (void *)cs_v12_cudaGraphMemFreeNodeGetParams,
+    (void *)cs_v12_cudaGraphMemcpyNodeGetParams,
+    (void *)cs_v12_cudaGraphMemcpyNodeSetParams,
+    (void *)cs_v12_cudaGraphMemcpyNodeSetParams1D,
+    (void *)cs_v12_cudaGraphMemcpyNodeSetParamsFromSymbol,
+    (void *)cs_v12_cudaGraphMemcpyNodeSetParamsToSymbol,
+    (void *)cs_v12_cudaGraphMemsetNodeGetParams,
+    (void *)cs_v12_cudaGraphMemsetNodeSetParams,
+    (void *)cs_v12_cudaGraphNodeFindInClone,
+    (void *)cs_v12_cudaGraphNodeGetDependencies,
+    (void *)cs_v12_cudaGraphNodeGetDependentNodes,
+    (void *)cs_v12_cudaGraphNodeGetEnabled,
+    (void *)cs_v12_cudaGraphNodeGetType,
+    (void *)cs_v12_cudaGraphNodeSetEnabled,
+    (void *)cs_v12_cudaGraphNodeSetParams,
+    (void *)cs_v12_cudaGraphReleaseUserObject,
+    (void *)cs_v12_cudaGraphRemoveDependencies,
+    (void *)cs_v12_cudaGraphRetainUserObject,
+    (void *)cs_v12_cudaGraphUpload,
+    (void *)cs_v12_cudaGraphUpload_ptsz,
+    (void *)cs_v12_cudaGraphicsMapResources,
+    (void *)cs_v12_cudaGraphicsResourceGetMappedMipmappedArray,
+    (void *)cs_v12_cudaGraphicsResourceGetMappedPointer,
+    (void *)cs_v12_cudaGraphicsResourceSetMapFlags,
+    (void *)cs_v12_cudaGraphicsSubResourceGetMappedArray,
+    (void *)cs_v12_cudaGraphicsUnmapResources,
+    (void *)cs_v12_cudaGraphicsUnregisterResource,
+    (void *)cs_v12_cudaHostAlloc,
+    (void *)cs_v12_cudaHostGetDevicePointer,
+    (void *)cs_v12_cudaHostGetFlags,
+    (void *)cs_v12_cudaHostRegister,
+    (void *)cs_v12_cudaHostUnregister,
+    (void *)cs_v12_cudaImportExternalMemory,
+    (void *)cs_v12_cudaImportExternalSemaphore,
+    (void *)cs_v12_cudaInitDevice,
+    (void *)cs_v12_cudaIpcCloseMemHandle,
+    (void *)cs_v12_cudaIpcGetEventHandle,
+    (void *)cs_v12_cudaIpcGetMemHandle,
+    (void *)cs_v12_cudaIpcOpenEventHandle,
+    (void *)cs_v12_cudaIpcOpenMemHandle,
+    (void *)cs_v12_cudaKernelSetAttributeForDevice,
+    (void *)cs_v12_cudaLaunchCooperativeKernel,
+    (void *)cs_v12_cudaLaunchCooperativeKernel_ptsz,
+    (void *)cs_v12_cudaLaunchHostFunc,
+    (void *)cs_v12_cudaLaunchHostFunc_ptsz,
+    (void *)cs_v12_cudaLaunchKernel,
+    (void *)cs_v12_cudaLaunchKernelExC,
+    (void *)cs_v12_cudaLaunchKernelExC_ptsz,
+    (void *)cs_v12_cudaLaunchKernel_ptsz,
+    (void *)cs_v12_cudaLibraryEnumerateKernels,
+    (void *)cs_v12_cudaLibraryGetGlobal,
+    (void *)cs_v12_cudaLibraryGetKernel,
+    (void *)cs_v12_cudaLibraryGetKernelCount,
+    (void *)cs_v12_cudaLibraryGetManaged,
+    (void *)cs_v12_cudaLibraryGetUnifiedFunction,
+    (void *)cs_v12_cudaLibraryLoadData,
+    (void *)cs_v12_cudaLibraryLoadFromFile,
+    (void *)cs_v12_cudaLibraryUnload,
+    (void *)cs_v12_cudaLogsCurrent,
+    (void *)cs_v12_cudaLogsDumpToFile,
+    (void *)cs_v12_cudaLogsDumpToMemory,
+    (void *)cs_v12_cudaLogsRegisterCallback,
+    (void *)cs_v12_cudaLogsUnregisterCallback,
+    (void *)cs_v12_cudaMalloc,
+    (void *)cs_v12_cudaMalloc3D,
+    (void *)cs_v12_cudaMalloc3DArray,
+    (void *)cs_v12_cudaMallocArray,
+    (void *)cs_v12_cudaMallocAsync,
+    (void *)cs_v12_cudaMallocAsync_ptsz,
+    (void *)cs_v12_cudaMallocFromPoolAsync,
+    (void *)cs_v12_cudaMallocFromPoolAsync_ptsz,
+    (void *)cs_v12_cudaMallocHost,
+    (void *)cs_v12_cudaMallocManaged,
+    (void *)cs_v12_cudaMallocMipmappedArray,
+    (void *)cs_v12_cudaMallocPitch,
+    (void *)cs_v12_cudaMemAdvise,
+    (void *)cs_v12_cudaMemDiscardAndPrefetchBatchAsync,
+    (void *)cs_v12_cudaMemDiscardAndPrefetchBatchAsync_ptsz,
+    (void *)cs_v12_cudaMemDiscardBatchAsync,
+    (void *)cs_v12_cudaMemDiscardBatchAsync_ptsz,
+    (void *)cs_v12_cudaMemGetDefaultMemPool,
+    (void *)cs_v12_cudaMemGetInfo,
+    (void *)cs_v12_cudaMemGetMemPool,
+    (void *)cs_v12_cudaMemPoolCreate,
+    (void *)cs_v12_cudaMemPoolDestroy,
+    (void *)cs_v12_cudaMemPoolExportPointer,
+    (void *)cs_v12_cudaMemPoolExportToShareableHandle,
+    (void *)cs_v12_cudaMemPoolGetAccess,
+    (void *)cs_v12_cudaMemPoolGetAttribute,
+    (void *)cs_v12_cudaMemPoolImportFromShareableHandle,
+    (void *)cs_v12_cudaMemPoolImportPointer,
+    (void *)cs_v12_cudaMemPoolSetAccess,
+    (void *)cs_v12_cudaMemPoolSetAttribute,
+    (void *)cs_v12_cudaMemPoolTrimTo,
+    (void *)cs_v12_cudaMemPrefetchAsync,
+    (void *)cs_v12_cudaMemPrefetchAsync_ptsz,
+    (void *)cs_v12_cudaMemPrefetchBatchAsync,
+    (void *)cs_v12_cudaMemPrefetchBatchAsync_ptsz,
+    (void *)cs_v12_cudaMemRangeGetAttribute,
+    (void *)cs_v12_cudaMemRangeGetAttributes,
+    (void *)cs_v12_cudaMemSetMemPool,
+    (void *)cs_v12_cudaMemcpy,
+    (void *)cs_v12_cudaMemcpy2D,
+    (void *)cs_v12_cudaMemcpy2DArrayToArray,
+    (void *)cs_v12_cudaMemcpy2DArrayToArray_ptds,
+    (void *)cs_v12_cudaMemcpy2DAsync,
+    (void *)cs_v12_cudaMemcpy2DAsync_ptsz,
+    (void *)cs_v12_cudaMemcpy2DFromArray,
+    (void *)cs_v12_cudaMemcpy2DFromArrayAsync,
+    (void *)cs_v12_cudaMemcpy2DFromArrayAsync_ptsz,
+    (void *)cs_v12_cudaMemcpy2DFromArray_ptds,
+    (void *)cs_v12_cudaMemcpy2DToArray,
+    (void *)cs_v12_cudaMemcpy2DToArrayAsync,
+    (void *)cs_v12_cudaMemcpy2DToArrayAsync_ptsz,
+    (void *)cs_v12_cudaMemcpy2DToArray_ptds,
+    (void *)cs_v12_cudaMemcpy2D_ptds,
+    (void *)cs_v12_cudaMemcpy3D,
+    (void *)cs_v12_cudaMemcpy3DAsync,
+    (void *)cs_v12_cudaMemcpy3DAsync_ptsz,
+    (void *)cs_v12_cudaMemcpy3DBatchAsync,
+    (void *)cs_v12_cudaMemcpy3DBatchAsync_ptsz,
+    (void *)cs_v12_cudaMemcpy3DPeer,
+    (void *)cs_v12_cudaMemcpy3DPeerAsync,
+    (void *)cs_v12_cudaMemcpy3DPeerAsync_ptsz,
+    (void *)cs_v12_cudaMemcpy3DPeer_ptds,
+    (void *)cs_v12_cudaMemcpy3D_ptds,
+    (void *)cs_v12_cudaMemcpyArrayToArray,
+    (void *)cs_v12_cudaMemcpyArrayToArray_ptds,
+    (void *)cs_v12_cudaMemcpyAsync,
+    (void *)cs_v12_cudaMemcpyAsync_ptsz,
+    (void *)cs_v12_cudaMemcpyBatchAsync,
+    (void *)cs_v12_cudaMemcpyBatchAsync_ptsz,
+    (void *)cs_v12_cudaMemcpyFromArray,
+    (void *)cs_v12_cudaMemcpyFromArrayAsync,
+    (void *)cs_v12_cudaMemcpyFromArrayAsync_ptsz,
+    (void *)cs_v12_cudaMemcpyFromArray_ptds,
+    (void *)cs_v12_cudaMemcpyFromSymbol,
+    (void *)cs_v12_cudaMemcpyFromSymbolAsync,
+    (void *)cs_v12_cudaMemcpyFromSymbolAsync_ptsz,
+    (void *)cs_v12_cudaMemcpyFromSymbol_ptds,
+    (void *)cs_v12_cudaMemcpyPeer,
+    (void *)cs_v12_cudaMemcpyPeerAsync,
+    (void *)cs_v12_cudaMemcpyToArray,
+    (void *)cs_v12_cudaMemcpyToArrayAsync,
+    (void *)cs_v12_cudaMemcpyToArrayAsync_ptsz,
+    (void *)cs_v12_cudaMemcpyToArray_ptds,
+    (void *)cs_v12_cudaMemcpyToSymbol,
+    (void *)cs_v12_cudaMemcpyToSymbolAsync,
+    (void *)cs_v12_cudaMemcpyToSymbolAsync_ptsz,
+    (void *)cs_v12_cudaMemcpyToSymbol_ptds,
+    (void *)cs_v12_cudaMemcpy_ptds,
+    (void *)cs_v12_cudaMemset,
+    (void *)cs_v12_cudaMemset2D,
+    (void *)cs_v12_cudaMemset2DAsync,
+    (void *)cs_v12_cudaMemset2DAsync_ptsz,
+    (void *)cs_v12_cudaMemset2D_ptds,
+    (void *)cs_v12_cudaMemset3D,
+    (void *)cs_v12_cudaMemset3DAsync,
+    (void *)cs_v12_cudaMemset3DAsync_ptsz,
+    (void *)cs_v12_cudaMemset3D_ptds,
+    (void *)cs_v12_cudaMemsetAsync,
+    (void *)cs_v12_cudaMemsetAsync_ptsz,
+    (void *)cs_v12_cudaMemset_ptds,
+    (void *)cs_v12_cudaMipmappedArrayGetMemoryRequirements,
+    (void *)cs_v12_cudaMipmappedArrayGetSparseProperties,
+    (void *)cs_v12_cudaOccupancyAvailableDynamicSMemPerBlock,
+    (void *)cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessor,
+    (void *)cs_v12_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    (void *)cs_v12_cudaOccupancyMaxActiveClusters,
+    (void *)cs_v12_cudaOccupancyMaxPotentialClusterSize,
+    (void *)cs_v12_cudaPeekAtLastError,
+    (void *)cs_v12_cudaPointerGetAttributes,
+    (void *)cs_v12_cudaRuntimeGetVersion,
+    (void *)cs_v12_cudaSetDevice,
+    (void *)cs_v12_cudaSetDeviceFlags,
+    (void *)cs_v12_cudaSetValidDevices,
+    (void *)cs_v12_cudaSignalExternalSemaphoresAsync,
+    (void *)cs_v12_cudaSignalExternalSemaphoresAsync_ptsz,
+    (void *)cs_v12_cudaStreamAddCallback,
+    (void *)cs_v12_cudaStreamAddCallback_ptsz,
+    (void *)cs_v12_cudaStreamAttachMemAsync,
+    (void *)cs_v12_cudaStreamAttachMemAsync_ptsz,
+    (void *)cs_v12_cudaStreamBeginCapture,
+    (void *)cs_v12_cudaStreamBeginCaptureToGraph,
+    (void *)cs_v12_cudaStreamBeginCaptureToGraph_ptsz,
+    (void *)cs_v12_cudaStreamBeginCapture_ptsz,
+    (void *)cs_v12_cudaStreamCopyAttributes,
+    (void *)cs_v12_cudaStreamCopyAttributes_ptsz,
+    (void *)cs_v12_cudaStreamCreate,
+    (void *)cs_v12_cudaStreamCreateWithFlags,
+    (void *)cs_v12_cudaStreamCreateWithPriority,
+    (void *)cs_v12_cudaStreamDestroy,
+    (void *)cs_v12_cudaStreamEndCapture,
+    (void *)cs_v12_cudaStreamEndCapture_ptsz,
+    (void *)cs_v12_cudaStreamGetAttribute,
+    (void *)cs_v12_cudaStreamGetAttribute_ptsz,
+    (void *)cs_v12_cudaStreamGetCaptureInfo,
+    (void *)cs_v12_cudaStreamGetCaptureInfo_ptsz,
+    (void *)cs_v12_cudaStreamGetDevice,
+    (void *)cs_v12_cudaStreamGetDevice_ptsz,
+    (void *)cs_v12_cudaStreamGetFlags,
+    (void *)cs_v12_cudaStreamGetFlags_ptsz,
+    (void *)cs_v12_cudaStreamGetId,
+    (void *)cs_v12_cudaStreamGetId_ptsz,
+    (void *)cs_v12_cudaStreamGetPriority,
+    (void *)cs_v12_cudaStreamGetPriority_ptsz,
+    (void *)cs_v12_cudaStreamIsCapturing,
+    (void *)cs_v12_cudaStreamIsCapturing_ptsz,
+    (void *)cs_v12_cudaStreamQuery,
+    (void *)cs_v12_cudaStreamQuery_ptsz,
+    (void *)cs_v12_cudaStreamSetAttribute,
+    (void *)cs_v12_cudaStreamSetAttribute_ptsz,
+    (void *)cs_v12_cudaStreamSynchronize,
+    (void *)cs_v12_cudaStreamSynchronize_ptsz,
+    (void *)cs_v12_cudaStreamUpdateCaptureDependencies,
+    (void *)cs_v12_cudaStreamUpdateCaptureDependencies_ptsz,
+    (void *)cs_v12_cudaStreamWaitEvent,
+    (void *)cs_v12_cudaStreamWaitEvent_ptsz,
+    (void *)cs_v12_cudaThreadExchangeStreamCaptureMode,
+    (void *)cs_v12_cudaUserObjectCreate,
+    (void *)cs_v12_cudaUserObjectRelease,
+    (void *)cs_v12_cudaUserObjectRetain,
+    (void *)cs_v12_cudaWaitExternalSemaphoresAsync,
+    (void *)cs_v12_cudaWaitExternalSemaphoresAsync_ptsz,
+};
+static void *const via_linked_v0[] = {
+    (void *)cs_v0_cudaArrayGetInfo,
+    (void *)cs_v0_cudaArrayGetMemoryRequirements,
+    (void *)cs_v0_cudaArrayGetPlane,
+    (void *)cs_v0_cudaArrayGetSparseProperties,
+    (void *)cs_v0_cudaChooseDevice,
+    (void *)cs_v0_cudaCreateChannelDesc,
+    (void *)cs_v0_cudaCreateSurfaceObject,
+    (void *)cs_v0_cudaCreateTextureObject,
+    (void *)cs_v0_cudaCtxResetPersistingL2Cache,
+    (void *)cs_v0_cudaDestroyExternalMemory,
+    (void *)cs_v0_cudaDestroyExternalSemaphore,
+    (void *)cs_v0_cudaDestroySurfaceObject,
+    (void *)cs_v0_cudaDestroyTextureObject,
+    (void *)cs_v0_cudaDeviceCanAccessPeer,
+    (void *)cs_v0_cudaDeviceDisablePeerAccess,
+    (void *)cs_v0_cudaDeviceEnablePeerAccess,
+    (void *)cs_v0_cudaDeviceFlushGPUDirectRDMAWrites,
+    (void *)cs_v0_cudaDeviceGetAttribute,
+    (void *)cs_v0_cudaDeviceGetByPCIBusId,
+    (void *)cs_v0_cudaDeviceGetCacheConfig,
+    (void *)cs_v0_cudaDeviceGetDefaultMemPool,
+    (void *)cs_v0_cudaDeviceGetGraphMemAttribute,
+    (void *)cs_v0_cudaDeviceGetHostAtomicCapabilities,
+    (void *)cs_v0_cudaDeviceGetLimit,
+    (void *)cs_v0_cudaDeviceGetMemPool,
+    (void *)cs_v0_cudaDeviceGetNvSciSyncAttributes,
+    (void *)cs_v0_cudaDeviceGetP2PAtomicCapabilities,
+    (void *)cs_v0_cudaDeviceGetP2PAttribute,
+    (void *)cs_v0_cudaDeviceGetPCIBusId,
+    (void *)cs_v0_cudaDeviceGetSharedMemConfig,
+    (void *)cs_v0_cudaDeviceGetStreamPriorityRange,
+    (void *)cs_v0_cudaDeviceGetTexture1DLinearMaxWidth,
+    (void *)cs_v0_cudaDeviceGraphMemTrim,
+    (void *)cs_v0_cudaDeviceRegisterAsyncNotification,
+    (void *)cs_v0_cudaDeviceReset,
+    (void *)cs_v0_cudaDeviceSetCacheConfig,
+    (void *)cs_v0_cudaDeviceSetGraphMemAttribute,
+    (void *)cs_v0_cudaDeviceSetLimit,
+    (void *)cs_v0_cudaDeviceSetMemPool,
+    (void *)cs_v0_cudaDeviceSetSharedMemConfig,
+    (void *)cs_v0_cudaDeviceSynchronize,
+    (void *)cs_v0_cudaDeviceUnregisterAsyncNotification,
+    (void *)cs_v0_cudaDriverGetVersion,
+    (void *)cs_v0_cudaEventCreate,
+    (void *)cs_v0_cudaEventCreateWithFlags,
+    (void *)cs_v0_cudaEventDestroy,
+    (void *)cs_v0_cudaEventElapsedTime,
+    (void *)cs_v0_cudaEventQuery,
+    (void *)cs_v0_cudaEventRecord,
+    (void *)cs_v0_cudaEventRecordWithFlags,
+    (void *)cs_v0_cudaEventRecordWithFlags_ptsz,
+    (void *)cs_v0_cudaEventRecord_ptsz,
+    (void *)cs_v0_cudaEventSynchronize,
+    (void *)cs_v0_cudaExternalMemoryGetMappedBuffer,
+    (void *)cs_v0_cudaExternalMemoryGetMappedMipmappedArray,
+    (void *)cs_v0_cudaFree,
+    (void *)cs_v0_cudaFreeArray,
+    (void *)cs_v0_cudaFreeAsync,
+    (void *)cs_v0_cudaFreeAsync_ptsz,
+    (void *)cs_v0_cudaFreeHost,
+    (void *)cs_v0_cudaFreeMipmappedArray,
+    (void *)cs_v0_cudaFuncGetAttributes,
+    (void *)cs_v0_cudaFuncGetName,
+    (void *)cs_v0_cudaFuncGetParamInfo,
+    (void *)cs_v0_cudaFuncSetAttribute,
+    (void *)cs_v0_cudaFuncSetCacheConfig,
+    (void *)cs_v0_cudaFuncSetSharedMemConfig,
+    (void *)cs_v0_cudaGetChannelDesc,
+    (void *)cs_v0_cudaGetDevice,
+    (void *)cs_v0_cudaGetDeviceCount,
+    (void *)cs_v0_cudaGetDeviceFlags,
+    (void *)cs_v0_cudaGetDeviceProperties,
+    (void *)cs_v0_cudaGetDriverEntryPoint,
+    (void *)cs_v0_cudaGetDriverEntryPointByVersion,
+    (void *)cs_v0_cudaGetDriverEntryPointByVersion_ptsz,
+    (void *)cs_v0_cudaGetDriverEntryPoint_ptsz,
+    (void *)cs_v0_cudaGetErrorName,
+    (void *)cs_v0_cudaGetErrorString,
+    (void *)cs_v0_cudaGetExportTable,
+    (void *)cs_v0_cudaGetFuncBySymbol,
+    (void *)cs_v0_cudaGetKernel,
+    (void *)cs_v0_cudaGetLastError,
+    (void *)cs_v0_cudaGetMipmappedArrayLevel,
+    (void *)cs_v0_cudaGetSurfaceObjectResourceDesc,
+    (void *)cs_v0_cudaGetSymbolAddress,
+    (void *)cs_v0_cudaGetSymbolSize,
+    (void *)cs_v0_cudaGetTextureObjectResourceDesc,
+    (void *)cs_v0_cudaGetTextureObjectResourceViewDesc,
+    (void *)cs_v0_cudaGetTextureObjectTextureDesc,
+    (void *)cs_v0_cudaGraphAddChildGraphNode,
+    (void *)cs_v0_cudaGraphAddDependencies,
+    (void *)cs_v0_cudaGraphAddEmptyNode,
+    (void *)cs_v0_cudaGraphAddEventRecordNode,
+    (void *)cs_v0_cudaGraphAddEventWaitNode,
+    (void *)cs_v0_cudaGraphAddExternalSemaphoresSignalNode,
+    (void *)cs_v0_cudaGraphAddExternalSemaphoresWaitNode,
+    (void *)cs_v0_cudaGraphAddHostNode,
+    (void *)cs_v0_cudaGraphAddKernelNode,
+    (void *)cs_v0_cudaGraphAddMemAllocNode,
+    (void *)cs_v0_cudaGraphAddMemFreeNode,
+    (void *)cs_v0_cudaGraphAddMemcpyNode,
+    (void *)cs_v0_cudaGraphAddMemcpyNode1D,
+    (void *)cs_v0_cudaGraphAddMemcpyNodeFromSymbol,
+    (void *)cs_v0_cudaGraphAddMemcpyNodeToSymbol,
+    (void *)cs_v0_cudaGraphAddMemsetNode,
+    (void *)cs_v0_cudaGraphAddNode,
+    (void *)cs_v0_cudaGraphChildGraphNodeGetGraph,
+    (void *)cs_v0_cudaGraphClone,
+    (void *)cs_v0_cudaGraphConditionalHandleCreate,
+    (void *)cs_v0_cudaGraphCreate,
+    (void *)cs_v0_cudaGraphDebugDotPrint,
+    (void *)cs_v0_cudaGraphDestroy,
+    (void *)cs_v0_cudaGraphDestroyNode,
+    (void *)cs_v0_cudaGraphEventRecordNodeGetEvent,
+    (void *)cs_v0_cudaGraphEventRecordNodeSetEvent,
+    (void *)cs_v0_cudaGraphEventWaitNodeGetEvent,
+    (void *)cs_v0_cudaGraphEventWaitNodeSetEvent,
+    (void *)cs_v0_cudaGraphExecChildGraphNodeSetParams,
+    (void *)cs_v0_cudaGraphExecDestroy,
+    (void *)cs_v0_cudaGraphExecEventRecordNodeSetEvent,
+    (void *)cs_v0_cudaGraphExecEventWaitNodeSetEvent,
+    (void *)cs_v0_cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+    (void *)cs_v0_cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+    (void *)cs_v0_cudaGraphExecGetFlags,
+    (void *)cs_v0_cudaGraphExecHostNodeSetParams,
+    (void *)cs_v0_cudaGraphExecKernelNodeSetParams,
+    (void *)cs_v0_cudaGraphExecMemcpyNodeSetParams,
+    (void *)cs_v0_cudaGraphExecMemcpyNodeSetParams1D,
+    (void *)cs_v0_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+    (void *)cs_v0_cudaGraphExecMemcpyNodeSetParamsToSymbol,
+    (void *)cs_v0_cudaGraphExecMemsetNodeSetParams,
+    (void *)cs_v0_cudaGraphExecNodeSetParams,
+    (void *)cs_v0_cudaGraphExecUpdate,
+    (void *)cs_v0_cudaGraphExternalSemaphoresSignalNodeGetParams,
+    (void *)cs_v0_cudaGraphExternalSemaphoresSignalNodeSetParams,
+    (void *)cs_v0_cudaGraphExternalSemaphoresWaitNodeGetParams,
+    (void *)cs_v0_cudaGraphExternalSemaphoresWaitNodeSetParams,
+    (void *)cs_v0_cudaGraphGetEdges,
+    (void *)cs_v0_cudaGraphGetNodes,
+    (void *)cs_v0_cudaGraphGetRootNodes,
+    (void *)cs_v0_cudaGraphHostNodeGetParams,
+    (void *)cs_v0_cudaGraphHostNodeSetParams,
+    (void *)cs_v0_cudaGraphInstantiate,
+    (void *)cs_v0_cudaGraphInstantiateWithFlags,
+    (void *)cs_v0_cudaGraphInstantiateWithParams,
+    (void *)cs_v0_cudaGraphInstantiateWithParams_ptsz,
+    (void *)cs_v0_cudaGraphKernelNodeCopyAttributes,
+    (void *)cs_v0_cudaGraphKernelNodeGetAttribute,
+    (void *)cs_v0_cudaGraphKernelNodeGetParams,
+    (void *)cs_v0_cudaGraphKernelNodeSetAttribute,
+    (void *)cs_v0_cudaGraphKernelNodeSetParams,
+    (void *)cs_v0_cudaGraphLaunch,
+    (void *)cs_v0_cudaGraphLaunch_ptsz,
+    (void *)cs_v0_cudaGraphMemAllocNodeGetParams,
+    (void *)cs_v0_cudaGraphMemFreeNodeGetParams,
+    (void *)cs_v0_cudaGraphMemcpyNodeGetParams,
+    (void *)cs_v0_cudaGraphMemcpyNodeSetParams,
+    (void *)cs_v0_cudaGraphMemcpyNodeSetParams1D,
+    (void *)cs_v0_cudaGraphMemcpyNodeSetParamsFromSymbol,
+    (void *)cs_v0_cudaGraphMemcpyNodeSetParamsToSymbol,
+    (void *)cs_v0_cudaGraphMemsetNodeGetParams,
+    (void *)cs_v0_cudaGraphMemsetNodeSetParams,
+    (void *)cs_v0_cudaGraphNodeFindInClone,
+    (void *)cs_v0_cudaGraphNodeGetDependencies,
+    (void *)cs_v0_cudaGraphNodeGetDependentNodes,
+    (void *)cs_v0_cudaGraphNodeGetEnabled,
+    (void *)cs_v0_cudaGraphNodeGetType,
+    (void *)cs_v0_cudaGraphNodeSetEnabled,
+    (void *)cs_v0_cudaGraphNodeSetParams,
+    (void *)cs_v0_cudaGraphReleaseUserObject,
+    (void *)cs_v0_cudaGraphRemoveDependencies,
+    (void *)cs_v0_cudaGraphRetainUserObject,
+    (void *)cs_v0_cudaGraphUpload,
+    (void *)cs_v0_cudaGraphUpload_ptsz,
+    (void *)cs_v0_cudaGraphicsMapResources,
+    (void *)cs_v0_cudaGraphicsResourceGetMappedMipmappedArray,
+    (void *)cs_v0_cudaGraphicsResourceGetMappedPointer,
+    (void *)cs_v0_cudaGraphicsResourceSetMapFlags,
+    (void *)cs_v0_cudaGraphicsSubResourceGetMappedArray,
+    (void *)cs_v0_cudaGraphicsUnmapResources,
+    (void *)cs_v0_cudaGraphicsUnregisterResource,
+    (void *)cs_v0_cudaHostAlloc,
+    (void *)cs_v0_cudaHostGetDevicePointer,
+    (void *)cs_v0_cudaHostGetFlags,
+    (void *)cs_v0_cudaHostRegister,
+    (void *)cs_v0_cudaHostUnregister,
+    (void *)cs_v0_cudaImportExternalMemory,
+    (void *)cs_v0_cudaImportExternalSemaphore,
+    (void *)cs_v0_cudaInitDevice,
+    (void *)cs_v0_cudaIpcCloseMemHandle,
+    (void *)cs_v0_cudaIpcGetEventHandle,
+    (void *)cs_v0_cudaIpcGetMemHandle,
+    (void *)cs_v0_cudaIpcOpenEventHandle,
+    (void *)cs_v0_cudaIpcOpenMemHandle,
+    (void *)cs_v0_cudaKernelSetAttributeForDevice,
+    (void *)cs_v0_cudaLaunchCooperativeKernel,
+    (void *)cs_v0_cudaLaunchCooperativeKernel_ptsz,
+    (void *)cs_v0_cudaLaunchHostFunc,
+    (void *)cs_v0_cudaLaunchHostFunc_ptsz,
+    (void *)cs_v0_cudaLaunchKernel,
+    (void *)cs_v0_cudaLaunchKernelExC,
+    (void *)cs_v0_cudaLaunchKernelExC_ptsz,
+    (void *)cs_v0_cudaLaunchKernel_ptsz,
+    (void *)cs_v0_cudaLibraryEnumerateKernels,
+    (void *)cs_v0_cudaLibraryGetGlobal,
+    (void *)cs_v0_cudaLibraryGetKernel,
+    (void *)cs_v0_cudaLibraryGetKernelCount,
+    (void *)cs_v0_cudaLibraryGetManaged,
+    (void *)cs_v0_cudaLibraryGetUnifiedFunction,
+    (void *)cs_v0_cudaLibraryLoadData,
+    (void *)cs_v0_cudaLibraryLoadFromFile,
+    (void *)cs_v0_cudaLibraryUnload,
+    (void *)cs_v0_cudaLogsCurrent,
+    (void *)cs_v0_cudaLogsDumpToFile,
+    (void *)cs_v0_cudaLogsDumpToMemory,
+    (void *)cs_v0_cudaLogsRegisterCallback,
+    (void *)cs_v0_cudaLogsUnregisterCallback,
+    (void *)cs_v0_cudaMalloc,
+    (void *)cs_v0_cudaMalloc3D,
+    (void *)cs_v0_cudaMalloc3DArray,
+    (void *)cs_v0_cudaMallocArray,
+    (void *)cs_v0_cudaMallocAsync,
+    (void *)cs_v0_cudaMallocAsync_ptsz,
+    (void *)cs_v0_cudaMallocFromPoolAsync,
+    (void *)cs_v0_cudaMallocFromPoolAsync_ptsz,
+    (void *)cs_v0_cudaMallocHost,
+    (void *)cs_v0_cudaMallocManaged,
+    (void *)cs_v0_cudaMallocMipmappedArray,
+    (void *)cs_v0_cudaMallocPitch,
+    (void *)cs_v0_cudaMemAdvise,
+    (void *)cs_v0_cudaMemDiscardAndPrefetchBatchAsync,
+    (void *)cs_v0_cudaMemDiscardAndPrefetchBatchAsync_ptsz,
+    (void *)cs_v0_cudaMemDiscardBatchAsync,
+    (void *)cs_v0_cudaMemDiscardBatchAsync_ptsz,
+    (void *)cs_v0_cudaMemGetDefaultMemPool,
+    (void *)cs_v0_cudaMemGetInfo,
+    (void *)cs_v0_cudaMemGetMemPool,
+    (void *)cs_v0_cudaMemPoolCreate,
+    (void *)cs_v0_cudaMemPoolDestroy,
+    (void *)cs_v0_cudaMemPoolExportPointer,
+    (void *)cs_v0_cudaMemPoolExportToShareableHandle,
+    (void *)cs_v0_cudaMemPoolGetAccess,
+    (void *)cs_v0_cudaMemPoolGetAttribute,
+    (void *)cs_v0_cudaMemPoolImportFromShareableHandle,
+    (void *)cs_v0_cudaMemPoolImportPointer,
+    (void *)cs_v0_cudaMemPoolSetAccess,
+    (void *)cs_v0_cudaMemPoolSetAttribute,
+    (void *)cs_v0_cudaMemPoolTrimTo,
+    (void *)cs_v0_cudaMemPrefetchAsync,
+    (void *)cs_v0_cudaMemPrefetchAsync_ptsz,
+    (void *)cs_v0_cudaMemPrefetchBatchAsync,
+    (void *)cs_v0_cudaMemPrefetchBatchAsync_ptsz,
+    (void *)cs_v0_cudaMemRangeGetAttribute,
+    (void *)cs_v0_cudaMemRangeGetAttributes,
+    (void *)cs_v0_cudaMemSetMemPool,
+    (void *)cs_v0_cudaMemcpy,
+    (void *)cs_v0_cudaMemcpy2D,
+    (void *)cs_v0_cudaMemcpy2DArrayToArray,
+    (void *)cs_v0_cudaMemcpy2DArrayToArray_ptds,
+    (void *)cs_v0_cudaMemcpy2DAsync,
+    (void *)cs_v0_cudaMemcpy2DAsync_ptsz,
+    (void *)cs_v0_cudaMemcpy2DFromArray,
+    (void *)cs_v0_cudaMemcpy2DFromArrayAsync,
+    (void *)cs_v0_cudaMemcpy2DFromArrayAsync_ptsz,
+    (void *)cs_v0_cudaMemcpy2DFromArray_ptds,
+    (void *)cs_v0_cudaMemcpy2DToArray,
+    (void *)cs_v0_cudaMemcpy2DToArrayAsync,
+    (void *)cs_v0_cudaMemcpy2DToArrayAsync_ptsz,
+    (void *)cs_v0_cudaMemcpy2DToArray_ptds,
+    (void *)cs_v0_cudaMemcpy2D_ptds,
+    (void *)cs_v0_cudaMemcpy3D,
+    (void *)cs_v0_cudaMemcpy3DAsync,
+    (void *)cs_v0_cudaMemcpy3DAsync_ptsz,
+    (void *)cs_v0_cudaMemcpy3DBatchAsync,
+    (void *)cs_v0_cudaMemcpy3DBatchAsync_ptsz,
+    (void *)cs_v0_cudaMemcpy3DPeer,
+    (void *)cs_v0_cudaMemcpy3DPeerAsync,
+    (void *)cs_v0_cudaMemcpy3DPeerAsync_ptsz,
+    (void *)cs_v0_cudaMemcpy3DPeer_ptds,
+    (void *)cs_v0_cudaMemcpy3D_ptds,
+    (void *)cs_v0_cudaMemcpyArrayToArray,
+    (void *)cs_v0_cudaMemcpyArrayToArray_ptds,
+    (void *)cs_v0_cudaMemcpyAsync,
+    (void *)cs_v0_cudaMemcpyAsync_ptsz,
+    (void *)cs_v0_cudaMemcpyBatchAsync,
+    (void *)cs_v0_cudaMemcpyBatchAsync_ptsz,
+    (void *)cs_v0_cudaMemcpyFromArray,
+    (void *)cs_v0_cudaMemcpyFromArrayAsync,
+    (void *)cs_v0_cudaMemcpyFromArrayAsync_ptsz,
+    (void *)cs_v0_cudaMemcpyFromArray_ptds,
+    (void *)cs_v0_cudaMemcpyFromSymbol,
+    (void *)cs_v0_cudaMemcpyFromSymbolAsync,
+    (void *)cs_v0_cudaMemcpyFromSymbolAsync_ptsz,
+    (void *)cs_v0_cudaMemcpyFromSymbol_ptds,
+    (void *)cs_v0_cudaMemcpyPeer,
+    (void *)cs_v0_cudaMemcpyPeerAsync,
+    (void *)cs_v0_cudaMemcpyToArray,
+    (void *)cs_v0_cudaMemcpyToArrayAsync,
+    (void *)cs_v0_cudaMemcpyToArrayAsync_ptsz,
+    (void *)cs_v0_cudaMemcpyToArray_ptds,
+    (void *)cs_v0_cudaMemcpyToSymbol,
+    (void *)cs_v0_cudaMemcpyToSymbolAsync,
+    (void *)cs_v0_cudaMemcpyToSymbolAsync_ptsz,
+    (void *)cs_v0_cudaMemcpyToSymbol_ptds,
+    (void *)cs_v0_cudaMemcpy_ptds,
+    (void *)cs_v0_cudaMemset,
+    (void *)cs_v0_cudaMemset2D,
+    (void *)cs_v0_cudaMemset2DAsync,
+    (void *)cs_v0_cudaMemset2DAsync_ptsz,
+    (void *)cs_v0_cudaMemset2D_ptds,
+    (void *)cs_v0_cudaMemset3D,
+    (void *)cs_v0_cudaMemset3DAsync,
+    (void *)cs_v0_cudaMemset3DAsync_ptsz,
+    (void *)cs_v0_cudaMemset3D_ptds,
+    (void *)cs_v0_cudaMemsetAsync,
+    (void *)cs_v0_cudaMemsetAsync_ptsz,
+    (void *)cs_v0_cudaMemset_ptds,
+    (void *)cs_v0_cudaMipmappedArrayGetMemoryRequirements,
+    (void *)cs_v0_cudaMipmappedArrayGetSparseProperties,
+    (void *)cs_v0_cudaOccupancyAvailableDynamicSMemPerBlock,
+    (void *)cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessor,
+    (void *)cs_v0_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    (void *)cs_v0_cudaOccupancyMaxActiveClusters,
+    (void *)cs_v0_cudaOccupancyMaxPotentialClusterSize,
+    (void *)cs_v0_cudaPeekAtLastError,
+    (void *)cs_v0_cudaPointerGetAttributes,
+    (void *)cs_v0_cudaRuntimeGetVersion,
+    (void *)cs_v0_cudaSetDevice,
+    (void *)cs_v0_cudaSetDeviceFlags,
+    (void *)cs_v0_cudaSetValidDevices,
+    (void *)cs_v0_cudaSignalExternalSemaphoresAsync,
+    (void *)cs_v0_cudaSignalExternalSemaphoresAsync_ptsz,
+    (void *)cs_v0_cudaStreamAddCallback,
+    (void *)cs_v0_cudaStreamAddCallback_ptsz,
+    (void *)cs_v0_cudaStreamAttachMemAsync,
+    (void *)cs_v0_cudaStreamAttachMemAsync_ptsz,
+    (void *)cs_v0_cudaStreamBeginCapture,
+    (void *)cs_v0_cudaStreamBeginCaptureToGraph,
+    (void *)cs_v0_cudaStreamBeginCaptureToGraph_ptsz,
+    (void *)cs_v0_cudaStreamBeginCapture_ptsz,
+    (void *)cs_v0_cudaStreamCopyAttributes,
+    (void *)cs_v0_cudaStreamCopyAttributes_ptsz,
+    (void *)cs_v0_cudaStreamCreate,
+    (void *)cs_v0_cudaStreamCreateWithFlags,
+    (void *)cs_v0_cudaStreamCreateWithPriority,
+    (void *)cs_v0_cudaStreamDestroy,
+    (void *)cs_v0_cudaStreamEndCapture,
+    (void *)cs_v0_cudaStreamEndCapture_ptsz,
+    (void *)cs_v0_cudaStreamGetAttribute,
+    (void *)cs_v0_cudaStreamGetAttribute_ptsz,
+    (void *)cs_v0_cudaStreamGetCaptureInfo,
+    (void *)cs_v0_cudaStreamGetCaptureInfo_ptsz,
+    (void *)cs_v0_cudaStreamGetDevice,
+    (void *)cs_v0_cudaStreamGetDevice_ptsz,
+    (void *)cs_v0_cudaStreamGetFlags,
+    (void *)cs_v0_cudaStreamGetFlags_ptsz,
+    (void *)cs_v0_cudaStreamGetId,
+    (void *)cs_v0_cudaStreamGetId_ptsz,
+    (void *)cs_v0_cudaStreamGetPriority,
+    (void *)cs_v0_cudaStreamGetPriority_ptsz,
+    (void *)cs_v0_cudaStreamIsCapturing,
+    (void *)cs_v0_cudaStreamIsCapturing_ptsz,
+    (void *)cs_v0_cudaStreamQuery,
+    (void *)cs_v0_cudaStreamQuery_ptsz,
+    (void *)cs_v0_cudaStreamSetAttribute,
+    (void *)cs_v0_cudaStreamSetAttribute_ptsz,
+    (void *)cs_v0_cudaStreamSynchronize,
+    (void *)cs_v0_cudaStreamSynchronize_ptsz,
+    (void *)cs_v0_cudaStreamUpdateCaptureDependencies,
+    (void *)cs_v0_cudaStreamUpdateCaptureDependencies_ptsz,
+    (void *)cs_v0_cudaStreamWaitEvent,
+    (void *)cs_v0_cudaStreamWaitEvent_ptsz,
+    (void *)cs_v0_cudaThreadExchangeStreamCaptureMode,
+    (void *)cs_v0_cudaUserObjectCreate,
+    (void *)cs_v0_cudaUserObjectRelease,
+    (void *)cs_v0_cudaUserObjectRetain,
+    (void *)cs_v0_cudaWaitExternalSemaphoresAsync,
+    (void *)cs_v0_cudaWaitExternalSemaphoresAsync_ptsz,
+};
+static const struct cs_node nodes[] = {
+    { "libcudart.so.12", via_linked_v12 },
+    { "libcudart.so.11.0", via_linked_v0 },
+};
 static void *_Atomic real_fns[378];
 struct cs_api cs_api_cudart = {
     .name = "cudart", .soname = "libcudart.so.13:libcudart.so.12:libcudart.so.11.0", .base = CS_CUDART_BASE, .count = CS_CUDART_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_cudart_result_name, .benign = 600,
+    .nodes = nodes, .nnodes = 2,
 };

@@ -24,15 +24,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnActivationBackward(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnActivationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward, "libcudnn.so.8", &slot), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
 }
-__asm__(".symver cs_v8_cudnnActivationBackward, cudnnActivationBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnActivationForward(uint8_t via, void *realp, void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -50,15 +49,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnActivationForward(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnActivationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward, "libcudnn.so.8", &slot), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnActivationForward, cudnnActivationForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnAddTensor(uint8_t via, void *realp, void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
@@ -76,15 +74,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnAddTensor(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
-CS_EXPORT uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
     return cs_w_cudnnAddTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor, "libcudnn.so.8", &slot), handle, alpha, aDesc, A, beta, cDesc, C);
 }
-__asm__(".symver cs_v8_cudnnAddTensor, cudnnAddTensor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnAdvVersionCheck(uint8_t via, void *realp)
 {
@@ -102,15 +99,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnAdvVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+static uint32_t cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
 static uint32_t cs_d_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
 static uint32_t cs_g_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
-CS_EXPORT uint32_t cs_v8_cudnnAdvVersionCheck(void)
+static uint32_t cs_v8_cudnnAdvVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck, "libcudnn.so.8", &slot));
 }
-__asm__(".symver cs_v8_cudnnAdvVersionCheck, cudnnAdvVersionCheck@libcudnn.so.8");
 
 void cs_hook_cudnnBackendCreateDescriptor(struct cs_thread *t, struct cs_event *ev, uint32_t, void *);
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendCreateDescriptor(uint8_t via, void *realp, uint32_t descriptorType, void * descriptor)
@@ -130,15 +126,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendCreateDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
+static uint32_t cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
 static uint32_t cs_d_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
 static uint32_t cs_g_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor)
+static uint32_t cs_v8_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor, "libcudnn.so.8", &slot), descriptorType, descriptor);
 }
-__asm__(".symver cs_v8_cudnnBackendCreateDescriptor, cudnnBackendCreateDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendDestroyDescriptor(uint8_t via, void *realp, void * descriptor)
 {
@@ -156,15 +151,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendDestroyDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+static uint32_t cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
 static uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
 static uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor)
+static uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor, "libcudnn.so.8", &slot), descriptor);
 }
-__asm__(".symver cs_v8_cudnnBackendDestroyDescriptor, cudnnBackendDestroyDescriptor@libcudnn.so.8");
 
 void cs_hook_cudnnBackendExecute(struct cs_thread *t, struct cs_event *ev, void *, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendExecute(uint8_t via, void *realp, void * handle, void * executionPlan, void * variantPack)
@@ -184,15 +178,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendExecute(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+static uint32_t cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
 static uint32_t cs_d_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
 static uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack)
+static uint32_t cs_v8_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute, "libcudnn.so.8", &slot), handle, executionPlan, variantPack);
 }
-__asm__(".symver cs_v8_cudnnBackendExecute, cudnnBackendExecute@libcudnn.so.8");
 
 void cs_hook_cudnnBackendFinalize(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendFinalize(uint8_t via, void *realp, void * descriptor)
@@ -212,15 +205,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendFinalize(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
+static uint32_t cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
 static uint32_t cs_d_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
 static uint32_t cs_g_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendFinalize(void * descriptor)
+static uint32_t cs_v8_cudnnBackendFinalize(void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize, "libcudnn.so.8", &slot), descriptor);
 }
-__asm__(".symver cs_v8_cudnnBackendFinalize, cudnnBackendFinalize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendGetAttribute(uint8_t via, void *realp, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
@@ -238,15 +230,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendGetAttribute(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static uint32_t cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
 static uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
 static uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
+static uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute, "libcudnn.so.8", &slot), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
 }
-__asm__(".symver cs_v8_cudnnBackendGetAttribute, cudnnBackendGetAttribute@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendInitialize(uint8_t via, void *realp, void * descriptor)
 {
@@ -264,15 +255,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendInitialize(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+static uint32_t cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
 static uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
 static uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendInitialize(void * descriptor)
+static uint32_t cs_v8_cudnnBackendInitialize(void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize, "libcudnn.so.8", &slot), descriptor);
 }
-__asm__(".symver cs_v8_cudnnBackendInitialize, cudnnBackendInitialize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendPopulateCudaGraph(uint8_t via, void *realp, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
@@ -290,15 +280,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendPopulateCudaGraph(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+static uint32_t cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
 static uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
 static uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+static uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph, "libcudnn.so.8", &slot), handle, executionPlan, variantPack, graph);
 }
-__asm__(".symver cs_v8_cudnnBackendPopulateCudaGraph, cudnnBackendPopulateCudaGraph@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendSetAttribute(uint8_t via, void *realp, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
@@ -316,15 +305,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendSetAttribute(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static uint32_t cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
 static uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
 static uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
+static uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute, "libcudnn.so.8", &slot), descriptor, attributeName, attributeType, elementCount, arrayOfElements);
 }
-__asm__(".symver cs_v8_cudnnBackendSetAttribute, cudnnBackendSetAttribute@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBackendUpdateCudaGraph(uint8_t via, void *realp, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
@@ -342,15 +330,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendUpdateCudaGraph(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+static uint32_t cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
 static uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
 static uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
-CS_EXPORT uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+static uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph, "libcudnn.so.8", &slot), handle, executionPlan, variantPack, graph);
 }
-__asm__(".symver cs_v8_cudnnBackendUpdateCudaGraph, cudnnBackendUpdateCudaGraph@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackward(uint8_t via, void *realp, void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
@@ -368,15 +355,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackward(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static uint32_t cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
 static uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
 static uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
+static uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward, "libcudnn.so.8", &slot), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
 }
-__asm__(".symver cs_v8_cudnnBatchNormalizationBackward, cudnnBatchNormalizationBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackwardEx(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -394,15 +380,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackwardEx
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx, "libcudnn.so.8", &slot), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnBatchNormalizationBackwardEx, cudnnBatchNormalizationBackwardEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardInference(uint8_t via, void *realp, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
@@ -420,15 +405,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardInf
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static uint32_t cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
 static uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
 static uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
+static uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference, "libcudnn.so.8", &slot), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
 }
-__asm__(".symver cs_v8_cudnnBatchNormalizationForwardInference, cudnnBatchNormalizationForwardInference@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTraining(uint8_t via, void *realp, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
@@ -446,15 +430,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTra
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static uint32_t cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
 static uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
 static uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
+static uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining, "libcudnn.so.8", &slot), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
 }
-__asm__(".symver cs_v8_cudnnBatchNormalizationForwardTraining, cudnnBatchNormalizationForwardTraining@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTrainingEx(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -472,15 +455,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTra
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, "libcudnn.so.8", &slot), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnBatchNormalizationForwardTrainingEx, cudnnBatchNormalizationForwardTrainingEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnBuildRNNDynamic(uint8_t via, void *realp, void * handle, void * rnnDesc, int32_t miniBatch)
 {
@@ -498,15 +480,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBuildRNNDynamic(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+static uint32_t cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
 static uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
 static uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
-CS_EXPORT uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
+static uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic, "libcudnn.so.8", &slot), handle, rnnDesc, miniBatch);
 }
-__asm__(".symver cs_v8_cudnnBuildRNNDynamic, cudnnBuildRNNDynamic@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss(uint8_t via, void *realp, void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
@@ -524,15 +505,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static uint32_t cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCTCLoss(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss, "libcudnn.so.8", &slot), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnCTCLoss, cudnnCTCLoss@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8_t via, void *realp, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
@@ -550,15 +530,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static uint32_t cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
 static uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
 static uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-CS_EXPORT uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
+static uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8, "libcudnn.so.8", &slot), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
 }
-__asm__(".symver cs_v8_cudnnCTCLoss_v8, cudnnCTCLoss_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCnnVersionCheck(uint8_t via, void *realp)
 {
@@ -576,15 +555,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCnnVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+static uint32_t cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
 static uint32_t cs_d_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
 static uint32_t cs_g_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
-CS_EXPORT uint32_t cs_v8_cudnnCnnVersionCheck(void)
+static uint32_t cs_v8_cudnnCnnVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck, "libcudnn.so.8", &slot));
 }
-__asm__(".symver cs_v8_cudnnCnnVersionCheck, cudnnCnnVersionCheck@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardBias(uint8_t via, void *realp, void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
@@ -602,15 +580,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardBias(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static uint32_t cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
 static uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
 static uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
+static uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias, "libcudnn.so.8", &slot), handle, alpha, dyDesc, dy, beta, dbDesc, db);
 }
-__asm__(".symver cs_v8_cudnnConvolutionBackwardBias, cudnnConvolutionBackwardBias@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardData(uint8_t via, void *realp, void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
@@ -628,15 +605,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardData(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static uint32_t cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
+static uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData, "libcudnn.so.8", &slot), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
 }
-__asm__(".symver cs_v8_cudnnConvolutionBackwardData, cudnnConvolutionBackwardData@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardFilter(uint8_t via, void *realp, void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
@@ -654,15 +630,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardFilter(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static uint32_t cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
 static uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
 static uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
+static uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
 }
-__asm__(".symver cs_v8_cudnnConvolutionBackwardFilter, cudnnConvolutionBackwardFilter@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBiasActivationForward(uint8_t via, void *realp, void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
@@ -680,15 +655,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBiasActivationFor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static uint32_t cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
 static uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
 static uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward, "libcudnn.so.8", &slot), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnConvolutionBiasActivationForward, cudnnConvolutionBiasActivationForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionForward(uint8_t via, void *realp, void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
@@ -706,15 +680,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionForward(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static uint32_t cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
 static uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
 static uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnConvolutionForward, cudnnConvolutionForward@libcudnn.so.8");
 
 void cs_hook_cudnnCreate(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreate(uint8_t via, void *realp, void * handle)
@@ -734,15 +707,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreate(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
+static uint32_t cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
 static uint32_t cs_d_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
 static uint32_t cs_g_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
-CS_EXPORT uint32_t cs_v8_cudnnCreate(void * handle)
+static uint32_t cs_v8_cudnnCreate(void * handle)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreate, "libcudnn.so.8", &slot), handle);
 }
-__asm__(".symver cs_v8_cudnnCreate, cudnnCreate@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateActivationDescriptor(uint8_t via, void *realp, void * activationDesc)
 {
@@ -760,15 +732,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateActivationDescriptor(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+static uint32_t cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
 static uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
 static uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc)
+static uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor, "libcudnn.so.8", &slot), activationDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateActivationDescriptor, cudnnCreateActivationDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateAttnDescriptor(uint8_t via, void *realp, void * attnDesc)
 {
@@ -786,15 +757,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateAttnDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+static uint32_t cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
 static uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
 static uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc)
+static uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor, "libcudnn.so.8", &slot), attnDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateAttnDescriptor, cudnnCreateAttnDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc)
 {
@@ -812,15 +782,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateCTCLossDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+static uint32_t cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
 static uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
 static uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
+static uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateCTCLossDescriptor, cudnnCreateCTCLossDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateConvolutionDescriptor(uint8_t via, void *realp, void * convDesc)
 {
@@ -838,15 +807,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateConvolutionDescriptor(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+static uint32_t cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
 static uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
 static uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc)
+static uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor, "libcudnn.so.8", &slot), convDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateConvolutionDescriptor, cudnnCreateConvolutionDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc)
 {
@@ -864,15 +832,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateDropoutDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+static uint32_t cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
 static uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
 static uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc)
+static uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateDropoutDescriptor, cudnnCreateDropoutDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFilterDescriptor(uint8_t via, void *realp, void * filterDesc)
 {
@@ -890,15 +857,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFilterDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+static uint32_t cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
 static uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
 static uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc)
+static uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor, "libcudnn.so.8", &slot), filterDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateFilterDescriptor, cudnnCreateFilterDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsConstParamPack(uint8_t via, void *realp, void * constPack, uint32_t ops)
 {
@@ -916,15 +882,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsConstParamPack
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+static uint32_t cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
 static uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
 static uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
+static uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, "libcudnn.so.8", &slot), constPack, ops);
 }
-__asm__(".symver cs_v8_cudnnCreateFusedOpsConstParamPack, cudnnCreateFusedOpsConstParamPack@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsPlan(uint8_t via, void *realp, void * plan, uint32_t ops)
 {
@@ -942,15 +907,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsPlan(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+static uint32_t cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
 static uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
 static uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
+static uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan, "libcudnn.so.8", &slot), plan, ops);
 }
-__asm__(".symver cs_v8_cudnnCreateFusedOpsPlan, cudnnCreateFusedOpsPlan@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsVariantParamPack(uint8_t via, void *realp, void * varPack, uint32_t ops)
 {
@@ -968,15 +932,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsVariantParamPa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+static uint32_t cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
 static uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
 static uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
+static uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, "libcudnn.so.8", &slot), varPack, ops);
 }
-__asm__(".symver cs_v8_cudnnCreateFusedOpsVariantParamPack, cudnnCreateFusedOpsVariantParamPack@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateLRNDescriptor(uint8_t via, void *realp, void * normDesc)
 {
@@ -994,15 +957,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateLRNDescriptor(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+static uint32_t cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
 static uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
 static uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc)
+static uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor, "libcudnn.so.8", &slot), normDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateLRNDescriptor, cudnnCreateLRNDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc)
 {
@@ -1020,15 +982,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateOpTensorDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+static uint32_t cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
 static uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
 static uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc)
+static uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateOpTensorDescriptor, cudnnCreateOpTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreatePoolingDescriptor(uint8_t via, void *realp, void * poolingDesc)
 {
@@ -1046,15 +1007,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreatePoolingDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+static uint32_t cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
 static uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
 static uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc)
+static uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor, "libcudnn.so.8", &slot), poolingDesc);
 }
-__asm__(".symver cs_v8_cudnnCreatePoolingDescriptor, cudnnCreatePoolingDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc)
 {
@@ -1072,15 +1032,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDataDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+static uint32_t cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
 static uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
 static uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
+static uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateRNNDataDescriptor, cudnnCreateRNNDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDescriptor(uint8_t via, void *realp, void * rnnDesc)
 {
@@ -1098,15 +1057,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDescriptor(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+static uint32_t cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
 static uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
 static uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc)
+static uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor, "libcudnn.so.8", &slot), rnnDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateRNNDescriptor, cudnnCreateRNNDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc)
 {
@@ -1124,15 +1082,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateReduceTensorDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+static uint32_t cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
 static uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
 static uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
+static uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateReduceTensorDescriptor, cudnnCreateReduceTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc)
 {
@@ -1150,15 +1107,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSeqDataDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+static uint32_t cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
 static uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
 static uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc)
+static uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateSeqDataDescriptor, cudnnCreateSeqDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSpatialTransformerDescriptor(uint8_t via, void *realp, void * stDesc)
 {
@@ -1176,15 +1132,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSpatialTransformerDesc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+static uint32_t cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
 static uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
 static uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc)
+static uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, "libcudnn.so.8", &slot), stDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateSpatialTransformerDescriptor, cudnnCreateSpatialTransformerDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorDescriptor(uint8_t via, void *realp, void * tensorDesc)
 {
@@ -1202,15 +1157,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+static uint32_t cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
 static uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
 static uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc)
+static uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor, "libcudnn.so.8", &slot), tensorDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateTensorDescriptor, cudnnCreateTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc)
 {
@@ -1228,15 +1182,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorTransformDescrip
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+static uint32_t cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
 static uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
 static uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc)
+static uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc);
 }
-__asm__(".symver cs_v8_cudnnCreateTensorTransformDescriptor, cudnnCreateTensorTransformDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveBNTensorDescriptor(uint8_t via, void *realp, void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
@@ -1254,15 +1207,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveBNTensorDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+static uint32_t cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
 static uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
 static uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
-CS_EXPORT uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
+static uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor, "libcudnn.so.8", &slot), derivedBnDesc, xDesc, mode);
 }
-__asm__(".symver cs_v8_cudnnDeriveBNTensorDescriptor, cudnnDeriveBNTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveNormTensorDescriptor(uint8_t via, void *realp, void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
@@ -1280,15 +1232,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveNormTensorDescriptor(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static uint32_t cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
 static uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
 static uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
+static uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor, "libcudnn.so.8", &slot), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
 }
-__asm__(".symver cs_v8_cudnnDeriveNormTensorDescriptor, cudnnDeriveNormTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroy(uint8_t via, void *realp, void * handle)
 {
@@ -1306,15 +1257,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroy(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
+static uint32_t cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
 static uint32_t cs_d_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
 static uint32_t cs_g_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroy(void * handle)
+static uint32_t cs_v8_cudnnDestroy(void * handle)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroy, "libcudnn.so.8", &slot), handle);
 }
-__asm__(".symver cs_v8_cudnnDestroy, cudnnDestroy@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyActivationDescriptor(uint8_t via, void *realp, void * activationDesc)
 {
@@ -1332,15 +1282,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyActivationDescriptor(
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+static uint32_t cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
 static uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
 static uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc)
+static uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor, "libcudnn.so.8", &slot), activationDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyActivationDescriptor, cudnnDestroyActivationDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyAttnDescriptor(uint8_t via, void *realp, void * attnDesc)
 {
@@ -1358,15 +1307,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyAttnDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+static uint32_t cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
 static uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
 static uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc)
+static uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor, "libcudnn.so.8", &slot), attnDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyAttnDescriptor, cudnnDestroyAttnDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc)
 {
@@ -1384,15 +1332,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyCTCLossDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+static uint32_t cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
 static uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
 static uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
+static uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyCTCLossDescriptor, cudnnDestroyCTCLossDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyConvolutionDescriptor(uint8_t via, void *realp, void * convDesc)
 {
@@ -1410,15 +1357,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyConvolutionDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+static uint32_t cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
 static uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
 static uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc)
+static uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor, "libcudnn.so.8", &slot), convDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyConvolutionDescriptor, cudnnDestroyConvolutionDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc)
 {
@@ -1436,15 +1382,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyDropoutDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+static uint32_t cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
 static uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
 static uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc)
+static uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyDropoutDescriptor, cudnnDestroyDropoutDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFilterDescriptor(uint8_t via, void *realp, void * filterDesc)
 {
@@ -1462,15 +1407,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFilterDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+static uint32_t cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
 static uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
 static uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc)
+static uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor, "libcudnn.so.8", &slot), filterDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyFilterDescriptor, cudnnDestroyFilterDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsConstParamPack(uint8_t via, void *realp, void * constPack)
 {
@@ -1488,15 +1432,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsConstParamPac
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+static uint32_t cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
 static uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
 static uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack)
+static uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, "libcudnn.so.8", &slot), constPack);
 }
-__asm__(".symver cs_v8_cudnnDestroyFusedOpsConstParamPack, cudnnDestroyFusedOpsConstParamPack@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsPlan(uint8_t via, void *realp, void * plan)
 {
@@ -1514,15 +1457,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsPlan(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+static uint32_t cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
 static uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
 static uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan)
+static uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan, "libcudnn.so.8", &slot), plan);
 }
-__asm__(".symver cs_v8_cudnnDestroyFusedOpsPlan, cudnnDestroyFusedOpsPlan@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsVariantParamPack(uint8_t via, void *realp, void * varPack)
 {
@@ -1540,15 +1482,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsVariantParamP
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+static uint32_t cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
 static uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
 static uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack)
+static uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, "libcudnn.so.8", &slot), varPack);
 }
-__asm__(".symver cs_v8_cudnnDestroyFusedOpsVariantParamPack, cudnnDestroyFusedOpsVariantParamPack@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyLRNDescriptor(uint8_t via, void *realp, void * lrnDesc)
 {
@@ -1566,15 +1507,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyLRNDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+static uint32_t cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
 static uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
 static uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc)
+static uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor, "libcudnn.so.8", &slot), lrnDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyLRNDescriptor, cudnnDestroyLRNDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc)
 {
@@ -1592,15 +1532,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyOpTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+static uint32_t cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
 static uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
 static uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
+static uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyOpTensorDescriptor, cudnnDestroyOpTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyPoolingDescriptor(uint8_t via, void *realp, void * poolingDesc)
 {
@@ -1618,15 +1557,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyPoolingDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+static uint32_t cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
 static uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
 static uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc)
+static uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor, "libcudnn.so.8", &slot), poolingDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyPoolingDescriptor, cudnnDestroyPoolingDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc)
 {
@@ -1644,15 +1582,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDataDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+static uint32_t cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
 static uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
 static uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
+static uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyRNNDataDescriptor, cudnnDestroyRNNDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDescriptor(uint8_t via, void *realp, void * rnnDesc)
 {
@@ -1670,15 +1607,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+static uint32_t cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
 static uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
 static uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc)
+static uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor, "libcudnn.so.8", &slot), rnnDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyRNNDescriptor, cudnnDestroyRNNDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc)
 {
@@ -1696,15 +1632,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyReduceTensorDescripto
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+static uint32_t cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
 static uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
 static uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
+static uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyReduceTensorDescriptor, cudnnDestroyReduceTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc)
 {
@@ -1722,15 +1657,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySeqDataDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+static uint32_t cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
 static uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
 static uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc)
+static uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroySeqDataDescriptor, cudnnDestroySeqDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySpatialTransformerDescriptor(uint8_t via, void *realp, void * stDesc)
 {
@@ -1748,15 +1682,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySpatialTransformerDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+static uint32_t cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
 static uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
 static uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc)
+static uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, "libcudnn.so.8", &slot), stDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroySpatialTransformerDescriptor, cudnnDestroySpatialTransformerDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorDescriptor(uint8_t via, void *realp, void * tensorDesc)
 {
@@ -1774,15 +1707,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+static uint32_t cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
 static uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
 static uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc)
+static uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor, "libcudnn.so.8", &slot), tensorDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyTensorDescriptor, cudnnDestroyTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc)
 {
@@ -1800,15 +1732,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorTransformDescri
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+static uint32_t cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
 static uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
 static uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc)
+static uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc);
 }
-__asm__(".symver cs_v8_cudnnDestroyTensorTransformDescriptor, cudnnDestroyTensorTransformDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationBackward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
@@ -1826,15 +1757,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationBackwar
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static uint32_t cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
 static uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
 static uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-CS_EXPORT uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
+static uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward, "libcudnn.so.8", &slot), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
 }
-__asm__(".symver cs_v8_cudnnDivisiveNormalizationBackward, cudnnDivisiveNormalizationBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationForward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
@@ -1852,15 +1782,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationForward
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static uint32_t cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
 static uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
 static uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward, "libcudnn.so.8", &slot), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnDivisiveNormalizationForward, cudnnDivisiveNormalizationForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutBackward(uint8_t via, void *realp, void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -1878,15 +1807,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward, "libcudnn.so.8", &slot), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnDropoutBackward, cudnnDropoutBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutForward(uint8_t via, void *realp, void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -1904,15 +1832,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward, "libcudnn.so.8", &slot), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnDropoutForward, cudnnDropoutForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetReserveSpaceSize(uint8_t via, void *realp, void * xdesc, void * sizeInBytes)
 {
@@ -1930,15 +1857,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetReserveSpaceSize(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+static uint32_t cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
 static uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
 static uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, "libcudnn.so.8", &slot), xdesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnDropoutGetReserveSpaceSize, cudnnDropoutGetReserveSpaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetStatesSize(uint8_t via, void *realp, void * handle, void * sizeInBytes)
 {
@@ -1956,15 +1882,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetStatesSize(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+static uint32_t cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
 static uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
 static uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
+static uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize, "libcudnn.so.8", &slot), handle, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnDropoutGetStatesSize, cudnnDropoutGetStatesSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataAlgorithm(uint8_t via, void *realp, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -1982,15 +1907,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataA
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, "libcudnn.so.8", &slot), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
-__asm__(".symver cs_v8_cudnnFindConvolutionBackwardDataAlgorithm, cudnnFindConvolutionBackwardDataAlgorithm@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(uint8_t via, void *realp, void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
@@ -2008,15 +1932,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataA
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, "libcudnn.so.8", &slot), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx, cudnnFindConvolutionBackwardDataAlgorithmEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(uint8_t via, void *realp, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -2034,15 +1957,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilte
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, "libcudnn.so.8", &slot), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
-__asm__(".symver cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm, cudnnFindConvolutionBackwardFilterAlgorithm@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(uint8_t via, void *realp, void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
@@ -2060,15 +1982,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilte
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, "libcudnn.so.8", &slot), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx, cudnnFindConvolutionBackwardFilterAlgorithmEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgorithm(uint8_t via, void *realp, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -2086,15 +2007,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgori
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, "libcudnn.so.8", &slot), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
-__asm__(".symver cs_v8_cudnnFindConvolutionForwardAlgorithm, cudnnFindConvolutionForwardAlgorithm@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgorithmEx(uint8_t via, void *realp, void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
@@ -2112,15 +2032,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgori
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, "libcudnn.so.8", &slot), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnFindConvolutionForwardAlgorithmEx, cudnnFindConvolutionForwardAlgorithmEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnFusedOpsExecute(uint8_t via, void *realp, void * handle, void * plan, void * varPack)
 {
@@ -2138,15 +2057,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFusedOpsExecute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+static uint32_t cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
 static uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
 static uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
-CS_EXPORT uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
+static uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute, "libcudnn.so.8", &slot), handle, plan, varPack);
 }
-__asm__(".symver cs_v8_cudnnFusedOpsExecute, cudnnFusedOpsExecute@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptor(uint8_t via, void *realp, void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
@@ -2164,15 +2082,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
-CS_EXPORT uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
+static uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor, "libcudnn.so.8", &slot), activationDesc, mode, reluNanOpt, coef);
 }
-__asm__(".symver cs_v8_cudnnGetActivationDescriptor, cudnnGetActivationDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptorSwishBeta(uint8_t via, void *realp, void * activationDesc, void * swish_beta)
 {
@@ -2190,15 +2107,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptorSwish
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static uint32_t cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
 static uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
 static uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
-CS_EXPORT uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
+static uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, "libcudnn.so.8", &slot), activationDesc, swish_beta);
 }
-__asm__(".symver cs_v8_cudnnGetActivationDescriptorSwishBeta, cudnnGetActivationDescriptorSwishBeta@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetAttnDescriptor(uint8_t via, void *realp, void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
@@ -2216,15 +2132,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetAttnDescriptor(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-CS_EXPORT uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
+static uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor, "libcudnn.so.8", &slot), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
 }
-__asm__(".symver cs_v8_cudnnGetAttnDescriptor, cudnnGetAttnDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
@@ -2242,15 +2157,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationBackwar
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static uint32_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cudnnGetBatchNormalizationBackwardExWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
@@ -2268,15 +2182,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationForward
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static uint32_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
@@ -2294,15 +2207,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationTrainin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static uint32_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cudnnGetBatchNormalizationTrainingExReserveSpaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc, void * compType)
 {
@@ -2320,15 +2232,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+static uint32_t cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
+static uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc, compType);
 }
-__asm__(".symver cs_v8_cudnnGetCTCLossDescriptor, cudnnGetCTCLossDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptorEx(uint8_t via, void *realp, void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
@@ -2346,15 +2257,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptorEx(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
+static uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode);
 }
-__asm__(".symver cs_v8_cudnnGetCTCLossDescriptorEx, cudnnGetCTCLossDescriptorEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v8(uint8_t via, void *realp, void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
@@ -2372,15 +2282,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v8(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
+static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
 }
-__asm__(".symver cs_v8_cudnnGetCTCLossDescriptor_v8, cudnnGetCTCLossDescriptor_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v9(uint8_t via, void *realp, void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
@@ -2398,15 +2307,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v9(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
+static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
 }
-__asm__(".symver cs_v8_cudnnGetCTCLossDescriptor_v9, cudnnGetCTCLossDescriptor_v9@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize(uint8_t via, void *realp, void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
@@ -2424,15 +2332,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static uint32_t cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, "libcudnn.so.8", &slot), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetCTCLossWorkspaceSize, cudnnGetCTCLossWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize_v8(uint8_t via, void *realp, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
@@ -2450,15 +2357,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize_v8(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static uint32_t cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, "libcudnn.so.8", &slot), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetCTCLossWorkspaceSize_v8, cudnnGetCTCLossWorkspaceSize_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetCallback(uint8_t via, void *realp, void * mask, void * udata, void * fptr)
 {
@@ -2476,15 +2382,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCallback(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+static uint32_t cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
 static uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
 static uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr)
+static uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback, "libcudnn.so.8", &slot), mask, udata, fptr);
 }
-__asm__(".symver cs_v8_cudnnGetCallback, cudnnGetCallback@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dDescriptor(uint8_t via, void *realp, void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
@@ -2502,15 +2407,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dDescriptor(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
+static uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor, "libcudnn.so.8", &slot), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
 }
-__asm__(".symver cs_v8_cudnnGetConvolution2dDescriptor, cudnnGetConvolution2dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dForwardOutputDim(uint8_t via, void *realp, void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
@@ -2528,15 +2432,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dForwardOutpu
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static uint32_t cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
 static uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
 static uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
+static uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, "libcudnn.so.8", &slot), convDesc, inputTensorDesc, filterDesc, n, c, h, w);
 }
-__asm__(".symver cs_v8_cudnnGetConvolution2dForwardOutputDim, cudnnGetConvolution2dForwardOutputDim@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(uint8_t via, void *realp, void * handle, void * count)
 {
@@ -2554,15 +2457,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAl
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+static uint32_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
+static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cudnnGetConvolutionBackwardDataAlgorithmMaxCount@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(uint8_t via, void *realp, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -2580,15 +2482,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAl
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, "libcudnn.so.8", &slot), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7, cudnnGetConvolutionBackwardDataAlgorithm_v7@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(uint8_t via, void *realp, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
@@ -2606,15 +2507,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataWo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static uint32_t cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, "libcudnn.so.8", &slot), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize, cudnnGetConvolutionBackwardDataWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(uint8_t via, void *realp, void * handle, void * count)
 {
@@ -2632,15 +2532,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+static uint32_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
+static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cudnnGetConvolutionBackwardFilterAlgorithmMaxCount@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(uint8_t via, void *realp, void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -2658,15 +2557,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, "libcudnn.so.8", &slot), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cudnnGetConvolutionBackwardFilterAlgorithm_v7@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(uint8_t via, void *realp, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
@@ -2684,15 +2582,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static uint32_t cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, "libcudnn.so.8", &slot), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize, cudnnGetConvolutionBackwardFilterWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(uint8_t via, void *realp, void * handle, void * count)
 {
@@ -2710,15 +2607,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorit
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+static uint32_t cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
 static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
 static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
+static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount, cudnnGetConvolutionForwardAlgorithmMaxCount@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorithm_v7(uint8_t via, void *realp, void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -2736,15 +2632,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorit
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, "libcudnn.so.8", &slot), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionForwardAlgorithm_v7, cudnnGetConvolutionForwardAlgorithm_v7@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardWorkspaceSize(uint8_t via, void *realp, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
@@ -2762,15 +2657,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardWorkspa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static uint32_t cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
 static uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
 static uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, "libcudnn.so.8", &slot), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionForwardWorkspaceSize, cudnnGetConvolutionForwardWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionGroupCount(uint8_t via, void *realp, void * convDesc, void * groupCount)
 {
@@ -2788,15 +2682,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionGroupCount(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+static uint32_t cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
 static uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
 static uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
+static uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount, "libcudnn.so.8", &slot), convDesc, groupCount);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionGroupCount, cudnnGetConvolutionGroupCount@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionMathType(uint8_t via, void *realp, void * convDesc, void * mathType)
 {
@@ -2814,15 +2707,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionMathType(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+static uint32_t cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
 static uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
 static uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType)
+static uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType, "libcudnn.so.8", &slot), convDesc, mathType);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionMathType, cudnnGetConvolutionMathType@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdDescriptor(uint8_t via, void *realp, void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
@@ -2840,15 +2732,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdDescriptor(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static uint32_t cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
 static uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
 static uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
+static uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor, "libcudnn.so.8", &slot), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionNdDescriptor, cudnnGetConvolutionNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdForwardOutputDim(uint8_t via, void *realp, void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
@@ -2866,15 +2757,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdForwardOutpu
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static uint32_t cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
 static uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
 static uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
+static uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, "libcudnn.so.8", &slot), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionNdForwardOutputDim, cudnnGetConvolutionNdForwardOutputDim@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionReorderType(uint8_t via, void *realp, void * convDesc, void * reorderType)
 {
@@ -2892,15 +2782,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionReorderType(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+static uint32_t cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
 static uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
 static uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
+static uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType, "libcudnn.so.8", &slot), convDesc, reorderType);
 }
-__asm__(".symver cs_v8_cudnnGetConvolutionReorderType, cudnnGetConvolutionReorderType@libcudnn.so.8");
 
 void cs_hook_cudnnGetCudartVersion(struct cs_thread *t, struct cs_event *ev, uint64_t);
 static __attribute__((noinline)) uint64_t cs_w_cudnnGetCudartVersion(uint8_t via, void *realp)
@@ -2920,15 +2809,14 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetCudartVersion(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
+static uint64_t cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
 static uint64_t cs_d_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
 static uint64_t cs_g_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
-CS_EXPORT uint64_t cs_v8_cudnnGetCudartVersion(void)
+static uint64_t cs_v8_cudnnGetCudartVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion, "libcudnn.so.8", &slot));
 }
-__asm__(".symver cs_v8_cudnnGetCudartVersion, cudnnGetCudartVersion@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
@@ -2946,15 +2834,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetDropoutDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+static uint32_t cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
 static uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
 static uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
-CS_EXPORT uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
+static uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, seed);
 }
-__asm__(".symver cs_v8_cudnnGetDropoutDescriptor, cudnnGetDropoutDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) void * cs_w_cudnnGetErrorString(uint8_t via, void *realp, uint32_t status)
 {
@@ -2972,15 +2859,14 @@ static __attribute__((noinline)) void * cs_w_cudnnGetErrorString(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
+static void * cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
 static void * cs_d_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
 static void * cs_g_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
-CS_EXPORT void * cs_v8_cudnnGetErrorString(uint32_t status)
+static void * cs_v8_cudnnGetErrorString(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString, "libcudnn.so.8", &slot), status);
 }
-__asm__(".symver cs_v8_cudnnGetErrorString, cudnnGetErrorString@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilter4dDescriptor(uint8_t via, void *realp, void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
@@ -2998,15 +2884,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilter4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
+static uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, k, c, h, w);
 }
-__asm__(".symver cs_v8_cudnnGetFilter4dDescriptor, cudnnGetFilter4dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterNdDescriptor(uint8_t via, void *realp, void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
@@ -3024,15 +2909,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static uint32_t cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
+static uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor, "libcudnn.so.8", &slot), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
 }
-__asm__(".symver cs_v8_cudnnGetFilterNdDescriptor, cudnnGetFilterNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterSizeInBytes(uint8_t via, void *realp, void * filterDesc, void * size)
 {
@@ -3050,15 +2934,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterSizeInBytes(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+static uint32_t cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
 static uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
 static uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
+static uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes, "libcudnn.so.8", &slot), filterDesc, size);
 }
-__asm__(".symver cs_v8_cudnnGetFilterSizeInBytes, cudnnGetFilterSizeInBytes@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetFoldedConvBackwardDataDescriptors(uint8_t via, void *realp, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
@@ -3076,15 +2959,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFoldedConvBackwardDataDes
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static uint32_t cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
 static uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
 static uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
+static uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, "libcudnn.so.8", &slot), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
 }
-__asm__(".symver cs_v8_cudnnGetFoldedConvBackwardDataDescriptors, cudnnGetFoldedConvBackwardDataDescriptors@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsConstParamPackAttribute(uint8_t via, void *realp, void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
@@ -3102,15 +2984,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsConstParamPackAtt
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+static uint32_t cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
 static uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
 static uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
+static uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, "libcudnn.so.8", &slot), constPack, paramLabel, param, isNULL);
 }
-__asm__(".symver cs_v8_cudnnGetFusedOpsConstParamPackAttribute, cudnnGetFusedOpsConstParamPackAttribute@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsVariantParamPackAttribute(uint8_t via, void *realp, void * varPack, uint32_t paramLabel, void * ptr)
 {
@@ -3128,15 +3009,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsVariantParamPackA
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static uint32_t cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
 static uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
 static uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+static uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, "libcudnn.so.8", &slot), varPack, paramLabel, ptr);
 }
-__asm__(".symver cs_v8_cudnnGetFusedOpsVariantParamPackAttribute, cudnnGetFusedOpsVariantParamPackAttribute@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetLRNDescriptor(uint8_t via, void *realp, void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
@@ -3154,15 +3034,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetLRNDescriptor(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-CS_EXPORT uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
+static uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor, "libcudnn.so.8", &slot), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
 }
-__asm__(".symver cs_v8_cudnnGetLRNDescriptor, cudnnGetLRNDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint64_t cs_w_cudnnGetMaxDeviceVersion(uint8_t via, void *realp)
 {
@@ -3180,15 +3059,14 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetMaxDeviceVersion(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
+static uint64_t cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
 static uint64_t cs_d_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
 static uint64_t cs_g_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
-CS_EXPORT uint64_t cs_v8_cudnnGetMaxDeviceVersion(void)
+static uint64_t cs_v8_cudnnGetMaxDeviceVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion, "libcudnn.so.8", &slot));
 }
-__asm__(".symver cs_v8_cudnnGetMaxDeviceVersion, cudnnGetMaxDeviceVersion@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnBuffers(uint8_t via, void *realp, void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
@@ -3206,15 +3084,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnBuffers(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static uint32_t cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
+static uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, "libcudnn.so.8", &slot), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetMultiHeadAttnBuffers, cudnnGetMultiHeadAttnBuffers@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnWeights(uint8_t via, void *realp, void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
@@ -3232,15 +3109,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnWeights(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static uint32_t cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
 static uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
 static uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
+static uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights, "libcudnn.so.8", &slot), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
 }
-__asm__(".symver cs_v8_cudnnGetMultiHeadAttnWeights, cudnnGetMultiHeadAttnWeights@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationBackwardWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
@@ -3258,15 +3134,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationBackwardWork
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
 }
-__asm__(".symver cs_v8_cudnnGetNormalizationBackwardWorkspaceSize, cudnnGetNormalizationBackwardWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
@@ -3284,15 +3159,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationForwardTrain
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
 }
-__asm__(".symver cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize, cudnnGetNormalizationForwardTrainingWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
@@ -3310,15 +3184,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationTrainingRese
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static uint32_t cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
+static uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
 }
-__asm__(".symver cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize, cudnnGetNormalizationTrainingReserveSpaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
@@ -3336,15 +3209,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetOpTensorDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-CS_EXPORT uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
+static uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
 }
-__asm__(".symver cs_v8_cudnnGetOpTensorDescriptor, cudnnGetOpTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dDescriptor(uint8_t via, void *realp, void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
@@ -3362,15 +3234,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
+static uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
 }
-__asm__(".symver cs_v8_cudnnGetPooling2dDescriptor, cudnnGetPooling2dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dForwardOutputDim(uint8_t via, void *realp, void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
@@ -3388,15 +3259,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dForwardOutputDim
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+static uint32_t cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
 static uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
 static uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
+static uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, "libcudnn.so.8", &slot), poolingDesc, inputTensorDesc, n, c, h, w);
 }
-__asm__(".symver cs_v8_cudnnGetPooling2dForwardOutputDim, cudnnGetPooling2dForwardOutputDim@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdDescriptor(uint8_t via, void *realp, void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
@@ -3414,15 +3284,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
+static uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor, "libcudnn.so.8", &slot), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
 }
-__asm__(".symver cs_v8_cudnnGetPoolingNdDescriptor, cudnnGetPoolingNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdForwardOutputDim(uint8_t via, void *realp, void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
@@ -3440,15 +3309,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdForwardOutputDim
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static uint32_t cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
 static uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
 static uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
+static uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, "libcudnn.so.8", &slot), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
 }
-__asm__(".symver cs_v8_cudnnGetPoolingNdForwardOutputDim, cudnnGetPoolingNdForwardOutputDim@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetProperty(uint8_t via, void *realp, uint32_t type, void * value)
 {
@@ -3466,15 +3334,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetProperty(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+static uint32_t cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
 static uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
 static uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
-CS_EXPORT uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value)
+static uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty, "libcudnn.so.8", &slot), type, value);
 }
-__asm__(".symver cs_v8_cudnnGetProperty, cudnnGetProperty@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
@@ -3492,15 +3359,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static uint32_t cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
+static uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
 }
-__asm__(".symver cs_v8_cudnnGetRNNDataDescriptor, cudnnGetRNNDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDescriptor_v8(uint8_t via, void *realp, void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
@@ -3518,15 +3384,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDescriptor_v8(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
+static uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8, "libcudnn.so.8", &slot), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
 }
-__asm__(".symver cs_v8_cudnnGetRNNDescriptor_v8, cudnnGetRNNDescriptor_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNTempSpaceSizes(uint8_t via, void *realp, void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
@@ -3544,15 +3409,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNTempSpaceSizes(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static uint32_t cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
 static uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
 static uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
+static uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes, "libcudnn.so.8", &slot), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
 }
-__asm__(".symver cs_v8_cudnnGetRNNTempSpaceSizes, cudnnGetRNNTempSpaceSizes@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightParams(uint8_t via, void *realp, void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
@@ -3570,15 +3434,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightParams(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static uint32_t cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
 static uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
 static uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
+static uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams, "libcudnn.so.8", &slot), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
 }
-__asm__(".symver cs_v8_cudnnGetRNNWeightParams, cudnnGetRNNWeightParams@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightSpaceSize(uint8_t via, void *realp, void * handle, void * rnnDesc, void * weightSpaceSize)
 {
@@ -3596,15 +3459,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightSpaceSize(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+static uint32_t cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
 static uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
 static uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
-CS_EXPORT uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
+static uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize, "libcudnn.so.8", &slot), handle, rnnDesc, weightSpaceSize);
 }
-__asm__(".symver cs_v8_cudnnGetRNNWeightSpaceSize, cudnnGetRNNWeightSpaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
@@ -3622,15 +3484,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReduceTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-CS_EXPORT uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
+static uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
 }
-__asm__(".symver cs_v8_cudnnGetReduceTensorDescriptor, cudnnGetReduceTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionIndicesSize(uint8_t via, void *realp, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
@@ -3648,15 +3509,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionIndicesSize(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize, "libcudnn.so.8", &slot), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetReductionIndicesSize, cudnnGetReductionIndicesSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionWorkspaceSize(uint8_t via, void *realp, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
@@ -3674,15 +3534,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionWorkspaceSize(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize, "libcudnn.so.8", &slot), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnGetReductionWorkspaceSize, cudnnGetReductionWorkspaceSize@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetSeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
@@ -3700,15 +3559,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetSeqDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static uint32_t cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
+static uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
 }
-__asm__(".symver cs_v8_cudnnGetSeqDataDescriptor, cudnnGetSeqDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetStream(uint8_t via, void *realp, void * handle, void * streamId)
 {
@@ -3726,15 +3584,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetStream(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+static uint32_t cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
 static uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
 static uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
-CS_EXPORT uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId)
+static uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetStream(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetStream, "libcudnn.so.8", &slot), handle, streamId);
 }
-__asm__(".symver cs_v8_cudnnGetStream, cudnnGetStream@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensor4dDescriptor(uint8_t via, void *realp, void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
@@ -3752,15 +3609,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensor4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
+static uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor, "libcudnn.so.8", &slot), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
 }
-__asm__(".symver cs_v8_cudnnGetTensor4dDescriptor, cudnnGetTensor4dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorNdDescriptor(uint8_t via, void *realp, void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
@@ -3778,15 +3634,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static uint32_t cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
+static uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor, "libcudnn.so.8", &slot), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
 }
-__asm__(".symver cs_v8_cudnnGetTensorNdDescriptor, cudnnGetTensorNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorSizeInBytes(uint8_t via, void *realp, void * tensorDesc, void * size)
 {
@@ -3804,15 +3659,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorSizeInBytes(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+static uint32_t cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
 static uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
 static uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
+static uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes, "libcudnn.so.8", &slot), tensorDesc, size);
 }
-__asm__(".symver cs_v8_cudnnGetTensorSizeInBytes, cudnnGetTensorSizeInBytes@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
@@ -3830,15 +3684,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorTransformDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-CS_EXPORT uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
+static uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
 }
-__asm__(".symver cs_v8_cudnnGetTensorTransformDescriptor, cudnnGetTensorTransformDescriptor@libcudnn.so.8");
 
 void cs_hook_cudnnGetVersion(struct cs_thread *t, struct cs_event *ev, uint64_t);
 static __attribute__((noinline)) uint64_t cs_w_cudnnGetVersion(uint8_t via, void *realp)
@@ -3858,15 +3711,14 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetVersion(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint64_t cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
+static uint64_t cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
 static uint64_t cs_d_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
 static uint64_t cs_g_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
-CS_EXPORT uint64_t cs_v8_cudnnGetVersion(void)
+static uint64_t cs_v8_cudnnGetVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion, "libcudnn.so.8", &slot));
 }
-__asm__(".symver cs_v8_cudnnGetVersion, cudnnGetVersion@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnGraphVersionCheck(uint8_t via, void *realp)
 {
@@ -3884,15 +3736,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGraphVersionCheck(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+static uint32_t cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
 static uint32_t cs_d_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
 static uint32_t cs_g_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
-CS_EXPORT uint32_t cs_v8_cudnnGraphVersionCheck(void)
+static uint32_t cs_v8_cudnnGraphVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck, "libcudnn.so.8", &slot));
 }
-__asm__(".symver cs_v8_cudnnGraphVersionCheck, cudnnGraphVersionCheck@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnIm2Col(uint8_t via, void *realp, void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
@@ -3910,15 +3761,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnIm2Col(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static uint32_t cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
 static uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
 static uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
-CS_EXPORT uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
+static uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
     static void *_Atomic slot;
     return cs_w_cudnnIm2Col(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col, "libcudnn.so.8", &slot), handle, xDesc, x, wDesc, convDesc, colBuffer);
 }
-__asm__(".symver cs_v8_cudnnIm2Col, cudnnIm2Col@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnInitTransformDest(uint8_t via, void *realp, void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
@@ -3936,15 +3786,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnInitTransformDest(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static uint32_t cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
 static uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
 static uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
+static uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest, "libcudnn.so.8", &slot), transformDesc, srcDesc, destDesc, destSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnInitTransformDest, cudnnInitTransformDest@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelBackward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
@@ -3962,15 +3811,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelBackward(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward, "libcudnn.so.8", &slot), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
 }
-__asm__(".symver cs_v8_cudnnLRNCrossChannelBackward, cudnnLRNCrossChannelBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelForward(uint8_t via, void *realp, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -3988,15 +3836,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelForward(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward, "libcudnn.so.8", &slot), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnLRNCrossChannelForward, cudnnLRNCrossChannelForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnMakeFusedOpsPlan(uint8_t via, void *realp, void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
@@ -4014,15 +3861,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMakeFusedOpsPlan(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+static uint32_t cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
 static uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
 static uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
-CS_EXPORT uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
+static uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan, "libcudnn.so.8", &slot), handle, plan, constPack, workspaceSizeInBytes);
 }
-__asm__(".symver cs_v8_cudnnMakeFusedOpsPlan, cudnnMakeFusedOpsPlan@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardData(uint8_t via, void *realp, void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
@@ -4040,15 +3886,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardData(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData, "libcudnn.so.8", &slot), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
 }
-__asm__(".symver cs_v8_cudnnMultiHeadAttnBackwardData, cudnnMultiHeadAttnBackwardData@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardWeights(uint8_t via, void *realp, void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
@@ -4066,15 +3911,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardWeights
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, "libcudnn.so.8", &slot), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
 }
-__asm__(".symver cs_v8_cudnnMultiHeadAttnBackwardWeights, cudnnMultiHeadAttnBackwardWeights@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnForward(uint8_t via, void *realp, void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
@@ -4092,15 +3936,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnForward(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward, "libcudnn.so.8", &slot), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
 }
-__asm__(".symver cs_v8_cudnnMultiHeadAttnForward, cudnnMultiHeadAttnForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationBackward(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
@@ -4118,15 +3961,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationBackward(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
 }
-__asm__(".symver cs_v8_cudnnNormalizationBackward, cudnnNormalizationBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardInference(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
@@ -4144,15 +3986,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardInferenc
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static uint32_t cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
 static uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
 static uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
+static uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
 }
-__asm__(".symver cs_v8_cudnnNormalizationForwardInference, cudnnNormalizationForwardInference@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardTraining(uint8_t via, void *realp, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
@@ -4170,15 +4011,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardTraining
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-CS_EXPORT uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
 }
-__asm__(".symver cs_v8_cudnnNormalizationForwardTraining, cudnnNormalizationForwardTraining@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnOpTensor(uint8_t via, void *realp, void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
@@ -4196,15 +4036,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnOpTensor(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static uint32_t cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
 static uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
 static uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-CS_EXPORT uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
+static uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
     return cs_w_cudnnOpTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor, "libcudnn.so.8", &slot), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
 }
-__asm__(".symver cs_v8_cudnnOpTensor, cudnnOpTensor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnOpsVersionCheck(uint8_t via, void *realp)
 {
@@ -4222,15 +4061,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnOpsVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+static uint32_t cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
 static uint32_t cs_d_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
 static uint32_t cs_g_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
-CS_EXPORT uint32_t cs_v8_cudnnOpsVersionCheck(void)
+static uint32_t cs_v8_cudnnOpsVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck, "libcudnn.so.8", &slot));
 }
-__asm__(".symver cs_v8_cudnnOpsVersionCheck, cudnnOpsVersionCheck@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingBackward(uint8_t via, void *realp, void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
@@ -4248,15 +4086,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward, "libcudnn.so.8", &slot), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
 }
-__asm__(".symver cs_v8_cudnnPoolingBackward, cudnnPoolingBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingForward(uint8_t via, void *realp, void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -4274,15 +4111,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnPoolingForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward, "libcudnn.so.8", &slot), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnPoolingForward, cudnnPoolingForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnQueryRuntimeError(uint8_t via, void *realp, void * handle, void * rstatus, uint32_t mode, void * tag)
 {
@@ -4300,15 +4136,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnQueryRuntimeError(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+static uint32_t cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
 static uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
 static uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
-CS_EXPORT uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
+static uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
 {
     static void *_Atomic slot;
     return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError, "libcudnn.so.8", &slot), handle, rstatus, mode, tag);
 }
-__asm__(".symver cs_v8_cudnnQueryRuntimeError, cudnnQueryRuntimeError@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardData_v8(uint8_t via, void *realp, void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
@@ -4326,15 +4161,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardData_v8(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8, "libcudnn.so.8", &slot), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
 }
-__asm__(".symver cs_v8_cudnnRNNBackwardData_v8, cudnnRNNBackwardData_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardWeights_v8(uint8_t via, void *realp, void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
@@ -4352,15 +4186,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardWeights_v8(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8, "libcudnn.so.8", &slot), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
 }
-__asm__(".symver cs_v8_cudnnRNNBackwardWeights_v8, cudnnRNNBackwardWeights_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRNNForward(uint8_t via, void *realp, void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
@@ -4378,15 +4211,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNForward(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward, "libcudnn.so.8", &slot), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
 }
-__asm__(".symver cs_v8_cudnnRNNForward, cudnnRNNForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v8(uint8_t via, void *realp, void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
@@ -4404,15 +4236,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v8(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
+static uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8, "libcudnn.so.8", &slot), rnnDesc, clipMode, clipNanOpt, lclip, rclip);
 }
-__asm__(".symver cs_v8_cudnnRNNGetClip_v8, cudnnRNNGetClip_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v9(uint8_t via, void *realp, void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
@@ -4430,15 +4261,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v9(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
+static uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9, "libcudnn.so.8", &slot), rnnDesc, clipMode, lclip, rclip);
 }
-__asm__(".symver cs_v8_cudnnRNNGetClip_v9, cudnnRNNGetClip_v9@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v8(uint8_t via, void *realp, void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
@@ -4456,15 +4286,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v8(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
+static uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8, "libcudnn.so.8", &slot), rnnDesc, clipMode, clipNanOpt, lclip, rclip);
 }
-__asm__(".symver cs_v8_cudnnRNNSetClip_v8, cudnnRNNSetClip_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v9(uint8_t via, void *realp, void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
@@ -4482,15 +4311,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v9(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
-CS_EXPORT uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
+static uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9, "libcudnn.so.8", &slot), rnnDesc, clipMode, lclip, rclip);
 }
-__asm__(".symver cs_v8_cudnnRNNSetClip_v9, cudnnRNNSetClip_v9@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnReduceTensor(uint8_t via, void *realp, void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
@@ -4508,15 +4336,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnReduceTensor(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-CS_EXPORT uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
     return cs_w_cudnnReduceTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor, "libcudnn.so.8", &slot), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
 }
-__asm__(".symver cs_v8_cudnnReduceTensor, cudnnReduceTensor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnReorderFilterAndBias(uint8_t via, void *realp, void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
@@ -4534,15 +4361,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnReorderFilterAndBias(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static uint32_t cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
 static uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
 static uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-CS_EXPORT uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
+static uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
     static void *_Atomic slot;
     return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias, "libcudnn.so.8", &slot), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
 }
-__asm__(".symver cs_v8_cudnnReorderFilterAndBias, cudnnReorderFilterAndBias@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnRestoreDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
@@ -4560,15 +4386,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRestoreDropoutDescriptor(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-CS_EXPORT uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
 }
-__asm__(".symver cs_v8_cudnnRestoreDropoutDescriptor, cudnnRestoreDropoutDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnScaleTensor(uint8_t via, void *realp, void * handle, void * yDesc, void * y, void * alpha)
 {
@@ -4586,15 +4411,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnScaleTensor(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+static uint32_t cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
 static uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
 static uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
-CS_EXPORT uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
+static uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
 {
     static void *_Atomic slot;
     return cs_w_cudnnScaleTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor, "libcudnn.so.8", &slot), handle, yDesc, y, alpha);
 }
-__asm__(".symver cs_v8_cudnnScaleTensor, cudnnScaleTensor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptor(uint8_t via, void *realp, void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
@@ -4612,15 +4436,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptor(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
-CS_EXPORT uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
+static uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor, "libcudnn.so.8", &slot), activationDesc, mode, reluNanOpt, coef);
 }
-__asm__(".symver cs_v8_cudnnSetActivationDescriptor, cudnnSetActivationDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptorSwishBeta(uint8_t via, void *realp, void * activationDesc, double swish_beta)
 {
@@ -4638,15 +4461,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptorSwish
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static uint32_t cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
 static uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
 static uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
-CS_EXPORT uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
+static uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, "libcudnn.so.8", &slot), activationDesc, swish_beta);
 }
-__asm__(".symver cs_v8_cudnnSetActivationDescriptorSwishBeta, cudnnSetActivationDescriptorSwishBeta@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetAttnDescriptor(uint8_t via, void *realp, void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
@@ -4664,15 +4486,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetAttnDescriptor(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-CS_EXPORT uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
+static uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor, "libcudnn.so.8", &slot), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
 }
-__asm__(".symver cs_v8_cudnnSetAttnDescriptor, cudnnSetAttnDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType)
 {
@@ -4690,15 +4511,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+static uint32_t cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
+static uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc, compType);
 }
-__asm__(".symver cs_v8_cudnnSetCTCLossDescriptor, cudnnSetCTCLossDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptorEx(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
@@ -4716,15 +4536,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptorEx(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
+static uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode);
 }
-__asm__(".symver cs_v8_cudnnSetCTCLossDescriptorEx, cudnnSetCTCLossDescriptorEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v8(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
@@ -4742,15 +4561,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v8(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
+static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
 }
-__asm__(".symver cs_v8_cudnnSetCTCLossDescriptor_v8, cudnnSetCTCLossDescriptor_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v9(uint8_t via, void *realp, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
@@ -4768,15 +4586,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v9(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
+static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
 }
-__asm__(".symver cs_v8_cudnnSetCTCLossDescriptor_v9, cudnnSetCTCLossDescriptor_v9@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetCallback(uint8_t via, void *realp, uint32_t mask, void * udata, void * fptr)
 {
@@ -4794,15 +4611,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCallback(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+static uint32_t cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
 static uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
 static uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
-CS_EXPORT uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
+static uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback, "libcudnn.so.8", &slot), mask, udata, fptr);
 }
-__asm__(".symver cs_v8_cudnnSetCallback, cudnnSetCallback@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolution2dDescriptor(uint8_t via, void *realp, void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
@@ -4820,15 +4636,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolution2dDescriptor(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
+static uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor, "libcudnn.so.8", &slot), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
 }
-__asm__(".symver cs_v8_cudnnSetConvolution2dDescriptor, cudnnSetConvolution2dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionGroupCount(uint8_t via, void *realp, void * convDesc, int32_t groupCount)
 {
@@ -4846,15 +4661,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionGroupCount(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+static uint32_t cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
 static uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
 static uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
+static uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount, "libcudnn.so.8", &slot), convDesc, groupCount);
 }
-__asm__(".symver cs_v8_cudnnSetConvolutionGroupCount, cudnnSetConvolutionGroupCount@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionMathType(uint8_t via, void *realp, void * convDesc, uint32_t mathType)
 {
@@ -4872,15 +4686,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionMathType(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+static uint32_t cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
 static uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
 static uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
+static uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType, "libcudnn.so.8", &slot), convDesc, mathType);
 }
-__asm__(".symver cs_v8_cudnnSetConvolutionMathType, cudnnSetConvolutionMathType@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionNdDescriptor(uint8_t via, void *realp, void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
@@ -4898,15 +4711,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionNdDescriptor(u
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static uint32_t cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
 static uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
 static uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
+static uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor, "libcudnn.so.8", &slot), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
 }
-__asm__(".symver cs_v8_cudnnSetConvolutionNdDescriptor, cudnnSetConvolutionNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionReorderType(uint8_t via, void *realp, void * convDesc, uint32_t reorderType)
 {
@@ -4924,15 +4736,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionReorderType(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+static uint32_t cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
 static uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
 static uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
+static uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType, "libcudnn.so.8", &slot), convDesc, reorderType);
 }
-__asm__(".symver cs_v8_cudnnSetConvolutionReorderType, cudnnSetConvolutionReorderType@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetDropoutDescriptor(uint8_t via, void *realp, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
@@ -4950,15 +4761,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetDropoutDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-CS_EXPORT uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
 }
-__asm__(".symver cs_v8_cudnnSetDropoutDescriptor, cudnnSetDropoutDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilter4dDescriptor(uint8_t via, void *realp, void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
@@ -4976,15 +4786,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilter4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
+static uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, k, c, h, w);
 }
-__asm__(".symver cs_v8_cudnnSetFilter4dDescriptor, cudnnSetFilter4dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilterNdDescriptor(uint8_t via, void *realp, void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
@@ -5002,15 +4811,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilterNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+static uint32_t cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
+static uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, nbDims, filterDimA);
 }
-__asm__(".symver cs_v8_cudnnSetFilterNdDescriptor, cudnnSetFilterNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsConstParamPackAttribute(uint8_t via, void *realp, void * constPack, uint32_t paramLabel, void * param)
 {
@@ -5028,15 +4836,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsConstParamPackAtt
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+static uint32_t cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
 static uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
 static uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
+static uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, "libcudnn.so.8", &slot), constPack, paramLabel, param);
 }
-__asm__(".symver cs_v8_cudnnSetFusedOpsConstParamPackAttribute, cudnnSetFusedOpsConstParamPackAttribute@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsVariantParamPackAttribute(uint8_t via, void *realp, void * varPack, uint32_t paramLabel, void * ptr)
 {
@@ -5054,15 +4861,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsVariantParamPackA
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static uint32_t cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
 static uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
 static uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
-CS_EXPORT uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+static uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, "libcudnn.so.8", &slot), varPack, paramLabel, ptr);
 }
-__asm__(".symver cs_v8_cudnnSetFusedOpsVariantParamPackAttribute, cudnnSetFusedOpsVariantParamPackAttribute@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetLRNDescriptor(uint8_t via, void *realp, void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
@@ -5080,15 +4886,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetLRNDescriptor(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-CS_EXPORT uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
+static uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor, "libcudnn.so.8", &slot), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
 }
-__asm__(".symver cs_v8_cudnnSetLRNDescriptor, cudnnSetLRNDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetOpTensorDescriptor(uint8_t via, void *realp, void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
@@ -5106,15 +4911,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetOpTensorDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-CS_EXPORT uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
+static uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
 }
-__asm__(".symver cs_v8_cudnnSetOpTensorDescriptor, cudnnSetOpTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetPooling2dDescriptor(uint8_t via, void *realp, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
@@ -5132,15 +4936,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetPooling2dDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-CS_EXPORT uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
+static uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
 }
-__asm__(".symver cs_v8_cudnnSetPooling2dDescriptor, cudnnSetPooling2dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetPoolingNdDescriptor(uint8_t via, void *realp, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
@@ -5158,15 +4961,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetPoolingNdDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
+static uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
 }
-__asm__(".symver cs_v8_cudnnSetPoolingNdDescriptor, cudnnSetPoolingNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDataDescriptor(uint8_t via, void *realp, void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
@@ -5184,15 +4986,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static uint32_t cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
+static uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
 }
-__asm__(".symver cs_v8_cudnnSetRNNDataDescriptor, cudnnSetRNNDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDescriptor_v8(uint8_t via, void *realp, void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
@@ -5210,15 +5011,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDescriptor_v8(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-CS_EXPORT uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
+static uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8, "libcudnn.so.8", &slot), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
 }
-__asm__(".symver cs_v8_cudnnSetRNNDescriptor_v8, cudnnSetRNNDescriptor_v8@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetReduceTensorDescriptor(uint8_t via, void *realp, void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
@@ -5236,15 +5036,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetReduceTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-CS_EXPORT uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
+static uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
 }
-__asm__(".symver cs_v8_cudnnSetReduceTensorDescriptor, cudnnSetReduceTensorDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetSeqDataDescriptor(uint8_t via, void *realp, void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
@@ -5262,15 +5061,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetSeqDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static uint32_t cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-CS_EXPORT uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
+static uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
 }
-__asm__(".symver cs_v8_cudnnSetSeqDataDescriptor, cudnnSetSeqDataDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetSpatialTransformerNdDescriptor(uint8_t via, void *realp, void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
@@ -5288,15 +5086,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetSpatialTransformerNdDescr
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+static uint32_t cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
 static uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
 static uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
+static uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, "libcudnn.so.8", &slot), stDesc, samplerType, dataType, nbDims, dimA);
 }
-__asm__(".symver cs_v8_cudnnSetSpatialTransformerNdDescriptor, cudnnSetSpatialTransformerNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetStream(uint8_t via, void *realp, void * handle, void * streamId)
 {
@@ -5314,15 +5111,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetStream(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+static uint32_t cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
 static uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
 static uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
-CS_EXPORT uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId)
+static uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetStream(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetStream, "libcudnn.so.8", &slot), handle, streamId);
 }
-__asm__(".symver cs_v8_cudnnSetStream, cudnnSetStream@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor(uint8_t via, void *realp, void * handle, void * yDesc, void * y, void * valuePtr)
 {
@@ -5340,15 +5136,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+static uint32_t cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
 static uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
 static uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
+static uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor, "libcudnn.so.8", &slot), handle, yDesc, y, valuePtr);
 }
-__asm__(".symver cs_v8_cudnnSetTensor, cudnnSetTensor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptor(uint8_t via, void *realp, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
@@ -5366,15 +5161,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+static uint32_t cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
 static uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
 static uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
+static uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor, "libcudnn.so.8", &slot), tensorDesc, format, dataType, n, c, h, w);
 }
-__asm__(".symver cs_v8_cudnnSetTensor4dDescriptor, cudnnSetTensor4dDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptorEx(uint8_t via, void *realp, void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
@@ -5392,15 +5186,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptorEx(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
+static uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx, "libcudnn.so.8", &slot), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
 }
-__asm__(".symver cs_v8_cudnnSetTensor4dDescriptorEx, cudnnSetTensor4dDescriptorEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptor(uint8_t via, void *realp, void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
@@ -5418,15 +5211,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+static uint32_t cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
+static uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor, "libcudnn.so.8", &slot), tensorDesc, dataType, nbDims, dimA, strideA);
 }
-__asm__(".symver cs_v8_cudnnSetTensorNdDescriptor, cudnnSetTensorNdDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptorEx(uint8_t via, void *realp, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
@@ -5444,15 +5236,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptorEx(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+static uint32_t cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
 static uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
 static uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
+static uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx, "libcudnn.so.8", &slot), tensorDesc, format, dataType, nbDims, dimA);
 }
-__asm__(".symver cs_v8_cudnnSetTensorNdDescriptorEx, cudnnSetTensorNdDescriptorEx@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorTransformDescriptor(uint8_t via, void *realp, void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
@@ -5470,15 +5261,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorTransformDescriptor
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-CS_EXPORT uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
+static uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
 }
-__asm__(".symver cs_v8_cudnnSetTensorTransformDescriptor, cudnnSetTensorTransformDescriptor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxBackward(uint8_t via, void *realp, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
@@ -5496,15 +5286,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static uint32_t cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-CS_EXPORT uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
+static uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward, "libcudnn.so.8", &slot), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
 }
-__asm__(".symver cs_v8_cudnnSoftmaxBackward, cudnnSoftmaxBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxForward(uint8_t via, void *realp, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -5522,15 +5311,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward, "libcudnn.so.8", &slot), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnSoftmaxForward, cudnnSoftmaxForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorBackward(uint8_t via, void *realp, void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
@@ -5548,15 +5336,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorBackwa
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+static uint32_t cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
 static uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
 static uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
+static uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, "libcudnn.so.8", &slot), handle, stDesc, dgrid, dtheta);
 }
-__asm__(".symver cs_v8_cudnnSpatialTfGridGeneratorBackward, cudnnSpatialTfGridGeneratorBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorForward(uint8_t via, void *realp, void * handle, void * stDesc, void * theta, void * grid)
 {
@@ -5574,15 +5361,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorForwar
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+static uint32_t cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
 static uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
 static uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
+static uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, "libcudnn.so.8", &slot), handle, stDesc, theta, grid);
 }
-__asm__(".symver cs_v8_cudnnSpatialTfGridGeneratorForward, cudnnSpatialTfGridGeneratorForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerBackward(uint8_t via, void *realp, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
@@ -5600,15 +5386,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerBackward(uin
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static uint32_t cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
 static uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
 static uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
+static uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward, "libcudnn.so.8", &slot), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
 }
-__asm__(".symver cs_v8_cudnnSpatialTfSamplerBackward, cudnnSpatialTfSamplerBackward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerForward(uint8_t via, void *realp, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
@@ -5626,15 +5411,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerForward(uint
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static uint32_t cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
 static uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
 static uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward, "libcudnn.so.8", &slot), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnSpatialTfSamplerForward, cudnnSpatialTfSamplerForward@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnTransformFilter(uint8_t via, void *realp, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
@@ -5652,15 +5436,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformFilter(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-CS_EXPORT uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;
     return cs_w_cudnnTransformFilter(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter, "libcudnn.so.8", &slot), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
 }
-__asm__(".symver cs_v8_cudnnTransformFilter, cudnnTransformFilter@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensor(uint8_t via, void *realp, void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -5678,15 +5461,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensor(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
-CS_EXPORT uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnTransformTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, beta, yDesc, y);
 }
-__asm__(".symver cs_v8_cudnnTransformTensor, cudnnTransformTensor@libcudnn.so.8");
 
 static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensorEx(uint8_t via, void *realp, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
@@ -5704,15 +5486,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensorEx(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-CS_EXPORT uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;
     return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx, "libcudnn.so.8", &slot), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
 }
-__asm__(".symver cs_v8_cudnnTransformTensorEx, cudnnTransformTensorEx@libcudnn.so.8");
 
 static const char *const names[] = {
     "cudnnActivationBackward",
@@ -6819,9 +6600,234 @@ static void *const via_procaddr[] = {
     (void *)cs_g_cudnnTransformTensor,
     (void *)cs_g_cudnnTransformTensorEx,
 };
+static void *const via_linked_v8[] = {
+    (void *)cs_v8_cudnnActivationBackward,
+    (void *)cs_v8_cudnnActivationForward,
+    (void *)cs_v8_cudnnAddTensor,
+    (void *)cs_v8_cudnnAdvVersionCheck,
+    (void *)cs_v8_cudnnBackendCreateDescriptor,
+    (void *)cs_v8_cudnnBackendDestroyDescriptor,
+    (void *)cs_v8_cudnnBackendExecute,
+    (void *)cs_v8_cudnnBackendFinalize,
+    (void *)cs_v8_cudnnBackendGetAttribute,
+    (void *)cs_v8_cudnnBackendInitialize,
+    (void *)cs_v8_cudnnBackendPopulateCudaGraph,
+    (void *)cs_v8_cudnnBackendSetAttribute,
+    (void *)cs_v8_cudnnBackendUpdateCudaGraph,
+    (void *)cs_v8_cudnnBatchNormalizationBackward,
+    (void *)cs_v8_cudnnBatchNormalizationBackwardEx,
+    (void *)cs_v8_cudnnBatchNormalizationForwardInference,
+    (void *)cs_v8_cudnnBatchNormalizationForwardTraining,
+    (void *)cs_v8_cudnnBatchNormalizationForwardTrainingEx,
+    (void *)cs_v8_cudnnBuildRNNDynamic,
+    (void *)cs_v8_cudnnCTCLoss,
+    (void *)cs_v8_cudnnCTCLoss_v8,
+    (void *)cs_v8_cudnnCnnVersionCheck,
+    (void *)cs_v8_cudnnConvolutionBackwardBias,
+    (void *)cs_v8_cudnnConvolutionBackwardData,
+    (void *)cs_v8_cudnnConvolutionBackwardFilter,
+    (void *)cs_v8_cudnnConvolutionBiasActivationForward,
+    (void *)cs_v8_cudnnConvolutionForward,
+    (void *)cs_v8_cudnnCreate,
+    (void *)cs_v8_cudnnCreateActivationDescriptor,
+    (void *)cs_v8_cudnnCreateAttnDescriptor,
+    (void *)cs_v8_cudnnCreateCTCLossDescriptor,
+    (void *)cs_v8_cudnnCreateConvolutionDescriptor,
+    (void *)cs_v8_cudnnCreateDropoutDescriptor,
+    (void *)cs_v8_cudnnCreateFilterDescriptor,
+    (void *)cs_v8_cudnnCreateFusedOpsConstParamPack,
+    (void *)cs_v8_cudnnCreateFusedOpsPlan,
+    (void *)cs_v8_cudnnCreateFusedOpsVariantParamPack,
+    (void *)cs_v8_cudnnCreateLRNDescriptor,
+    (void *)cs_v8_cudnnCreateOpTensorDescriptor,
+    (void *)cs_v8_cudnnCreatePoolingDescriptor,
+    (void *)cs_v8_cudnnCreateRNNDataDescriptor,
+    (void *)cs_v8_cudnnCreateRNNDescriptor,
+    (void *)cs_v8_cudnnCreateReduceTensorDescriptor,
+    (void *)cs_v8_cudnnCreateSeqDataDescriptor,
+    (void *)cs_v8_cudnnCreateSpatialTransformerDescriptor,
+    (void *)cs_v8_cudnnCreateTensorDescriptor,
+    (void *)cs_v8_cudnnCreateTensorTransformDescriptor,
+    (void *)cs_v8_cudnnDeriveBNTensorDescriptor,
+    (void *)cs_v8_cudnnDeriveNormTensorDescriptor,
+    (void *)cs_v8_cudnnDestroy,
+    (void *)cs_v8_cudnnDestroyActivationDescriptor,
+    (void *)cs_v8_cudnnDestroyAttnDescriptor,
+    (void *)cs_v8_cudnnDestroyCTCLossDescriptor,
+    (void *)cs_v8_cudnnDestroyConvolutionDescriptor,
+    (void *)cs_v8_cudnnDestroyDropoutDescriptor,
+    (void *)cs_v8_cudnnDestroyFilterDescriptor,
+    (void *)cs_v8_cudnnDestroyFusedOpsConstParamPack,
+    (void *)cs_v8_cudnnDestroyFusedOpsPlan,
+    (void *)cs_v8_cudnnDestroyFusedOpsVariantParamPack,
+    (void *)cs_v8_cudnnDestroyLRNDescriptor,
+    (void *)cs_v8_cudnnDestroyOpTensorDescriptor,
+    (void *)cs_v8_cudnnDestroyPoolingDescriptor,
+    (void *)cs_v8_cudnnDestroyRNNDataDescriptor,
+    (void *)cs_v8_cudnnDestroyRNNDescriptor,
+    (void *)cs_v8_cudnnDestroyReduceTensorDescriptor,
+    (void *)cs_v8_cudnnDestroySeqDataDescriptor,
+    (void *)cs_v8_cudnnDestroySpatialTransformerDescriptor,
+    (void *)cs_v8_cudnnDestroyTensorDescriptor,
+    (void *)cs_v8_cudnnDestroyTensorTransformDescriptor,
+    (void *)cs_v8_cudnnDivisiveNormalizationBackward,
+    (void *)cs_v8_cudnnDivisiveNormalizationForward,
+    (void *)cs_v8_cudnnDropoutBackward,
+    (void *)cs_v8_cudnnDropoutForward,
+    (void *)cs_v8_cudnnDropoutGetReserveSpaceSize,
+    (void *)cs_v8_cudnnDropoutGetStatesSize,
+    (void *)cs_v8_cudnnFindConvolutionBackwardDataAlgorithm,
+    (void *)cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx,
+    (void *)cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm,
+    (void *)cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx,
+    (void *)cs_v8_cudnnFindConvolutionForwardAlgorithm,
+    (void *)cs_v8_cudnnFindConvolutionForwardAlgorithmEx,
+    (void *)cs_v8_cudnnFusedOpsExecute,
+    (void *)cs_v8_cudnnGetActivationDescriptor,
+    (void *)cs_v8_cudnnGetActivationDescriptorSwishBeta,
+    (void *)cs_v8_cudnnGetAttnDescriptor,
+    (void *)cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
+    (void *)cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
+    (void *)cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
+    (void *)cs_v8_cudnnGetCTCLossDescriptor,
+    (void *)cs_v8_cudnnGetCTCLossDescriptorEx,
+    (void *)cs_v8_cudnnGetCTCLossDescriptor_v8,
+    (void *)cs_v8_cudnnGetCTCLossDescriptor_v9,
+    (void *)cs_v8_cudnnGetCTCLossWorkspaceSize,
+    (void *)cs_v8_cudnnGetCTCLossWorkspaceSize_v8,
+    (void *)cs_v8_cudnnGetCallback,
+    (void *)cs_v8_cudnnGetConvolution2dDescriptor,
+    (void *)cs_v8_cudnnGetConvolution2dForwardOutputDim,
+    (void *)cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
+    (void *)cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7,
+    (void *)cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize,
+    (void *)cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
+    (void *)cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+    (void *)cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize,
+    (void *)cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount,
+    (void *)cs_v8_cudnnGetConvolutionForwardAlgorithm_v7,
+    (void *)cs_v8_cudnnGetConvolutionForwardWorkspaceSize,
+    (void *)cs_v8_cudnnGetConvolutionGroupCount,
+    (void *)cs_v8_cudnnGetConvolutionMathType,
+    (void *)cs_v8_cudnnGetConvolutionNdDescriptor,
+    (void *)cs_v8_cudnnGetConvolutionNdForwardOutputDim,
+    (void *)cs_v8_cudnnGetConvolutionReorderType,
+    (void *)cs_v8_cudnnGetCudartVersion,
+    (void *)cs_v8_cudnnGetDropoutDescriptor,
+    (void *)cs_v8_cudnnGetErrorString,
+    (void *)cs_v8_cudnnGetFilter4dDescriptor,
+    (void *)cs_v8_cudnnGetFilterNdDescriptor,
+    (void *)cs_v8_cudnnGetFilterSizeInBytes,
+    (void *)cs_v8_cudnnGetFoldedConvBackwardDataDescriptors,
+    (void *)cs_v8_cudnnGetFusedOpsConstParamPackAttribute,
+    (void *)cs_v8_cudnnGetFusedOpsVariantParamPackAttribute,
+    (void *)cs_v8_cudnnGetLRNDescriptor,
+    (void *)cs_v8_cudnnGetMaxDeviceVersion,
+    (void *)cs_v8_cudnnGetMultiHeadAttnBuffers,
+    (void *)cs_v8_cudnnGetMultiHeadAttnWeights,
+    (void *)cs_v8_cudnnGetNormalizationBackwardWorkspaceSize,
+    (void *)cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize,
+    (void *)cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize,
+    (void *)cs_v8_cudnnGetOpTensorDescriptor,
+    (void *)cs_v8_cudnnGetPooling2dDescriptor,
+    (void *)cs_v8_cudnnGetPooling2dForwardOutputDim,
+    (void *)cs_v8_cudnnGetPoolingNdDescriptor,
+    (void *)cs_v8_cudnnGetPoolingNdForwardOutputDim,
+    (void *)cs_v8_cudnnGetProperty,
+    (void *)cs_v8_cudnnGetRNNDataDescriptor,
+    (void *)cs_v8_cudnnGetRNNDescriptor_v8,
+    (void *)cs_v8_cudnnGetRNNTempSpaceSizes,
+    (void *)cs_v8_cudnnGetRNNWeightParams,
+    (void *)cs_v8_cudnnGetRNNWeightSpaceSize,
+    (void *)cs_v8_cudnnGetReduceTensorDescriptor,
+    (void *)cs_v8_cudnnGetReductionIndicesSize,
+    (void *)cs_v8_cudnnGetReductionWorkspaceSize,
+    (void *)cs_v8_cudnnGetSeqDataDescriptor,
+    (void *)cs_v8_cudnnGetStream,
+    (void *)cs_v8_cudnnGetTensor4dDescriptor,
+    (void *)cs_v8_cudnnGetTensorNdDescriptor,
+    (void *)cs_v8_cudnnGetTensorSizeInBytes,
+    (void *)cs_v8_cudnnGetTensorTransformDescriptor,
+    (void *)cs_v8_cudnnGetVersion,
+    (void *)cs_v8_cudnnGraphVersionCheck,
+    (void *)cs_v8_cudnnIm2Col,
+    (void *)cs_v8_cudnnInitTransformDest,
+    (void *)cs_v8_cudnnLRNCrossChannelBackward,
+    (void *)cs_v8_cudnnLRNCrossChannelForward,
+    (void *)cs_v8_cudnnMakeFusedOpsPlan,
+    (void *)cs_v8_cudnnMultiHeadAttnBackwardData,
+    (void *)cs_v8_cudnnMultiHeadAttnBackwardWeights,
+    (void *)cs_v8_cudnnMultiHeadAttnForward,
+    (void *)cs_v8_cudnnNormalizationBackward,
+    (void *)cs_v8_cudnnNormalizationForwardInference,
+    (void *)cs_v8_cudnnNormalizationForwardTraining,
+    (void *)cs_v8_cudnnOpTensor,
+    (void *)cs_v8_cudnnOpsVersionCheck,
+    (void *)cs_v8_cudnnPoolingBackward,
+    (void *)cs_v8_cudnnPoolingForward,
+    (void *)cs_v8_cudnnQueryRuntimeError,
+    (void *)cs_v8_cudnnRNNBackwardData_v8,
+    (void *)cs_v8_cudnnRNNBackwardWeights_v8,
+    (void *)cs_v8_cudnnRNNForward,
+    (void *)cs_v8_cudnnRNNGetClip_v8,
+    (void *)cs_v8_cudnnRNNGetClip_v9,
+    (void *)cs_v8_cudnnRNNSetClip_v8,
+    (void *)cs_v8_cudnnRNNSetClip_v9,
+    (void *)cs_v8_cudnnReduceTensor,
+    (void *)cs_v8_cudnnReorderFilterAndBias,
+    (void *)cs_v8_cudnnRestoreDropoutDescriptor,
+    (void *)cs_v8_cudnnScaleTensor,
+    (void *)cs_v8_cudnnSetActivationDescriptor,
+    (void *)cs_v8_cudnnSetActivationDescriptorSwishBeta,
+    (void *)cs_v8_cudnnSetAttnDescriptor,
+    (void *)cs_v8_cudnnSetCTCLossDescriptor,
+    (void *)cs_v8_cudnnSetCTCLossDescriptorEx,
+    (void *)cs_v8_cudnnSetCTCLossDescriptor_v8,
+    (void *)cs_v8_cudnnSetCTCLossDescriptor_v9,
+    (void *)cs_v8_cudnnSetCallback,
+    (void *)cs_v8_cudnnSetConvolution2dDescriptor,
+    (void *)cs_v8_cudnnSetConvolutionGroupCount,
+    (void *)cs_v8_cudnnSetConvolutionMathType,
+    (void *)cs_v8_cudnnSetConvolutionNdDescriptor,
+    (void *)cs_v8_cudnnSetConvolutionReorderType,
+    (void *)cs_v8_cudnnSetDropoutDescriptor,
+    (void *)cs_v8_cudnnSetFilter4dDescriptor,
+    (void *)cs_v8_cudnnSetFilterNdDescriptor,
+    (void *)cs_v8_cudnnSetFusedOpsConstParamPackAttribute,
+    (void *)cs_v8_cudnnSetFusedOpsVariantParamPackAttribute,
+    (void *)cs_v8_cudnnSetLRNDescriptor,
+    (void *)cs_v8_cudnnSetOpTensorDescriptor,
+    (void *)cs_v8_cudnnSetPooling2dDescriptor,
+    (void *)cs_v8_cudnnSetPoolingNdDescriptor,
+    (void *)cs_v8_cudnnSetRNNDataDescriptor,
+    (void *)cs_v8_cudnnSetRNNDescriptor_v8,
+    (void *)cs_v8_cudnnSetReduceTensorDescriptor,
+    (void *)cs_v8_cudnnSetSeqDataDescriptor,
+    (void *)cs_v8_cudnnSetSpatialTransformerNdDescriptor,
+    (void *)cs_v8_cudnnSetStream,
+    (void *)cs_v8_cudnnSetTensor,
+    (void *)cs_v8_cudnnSetTensor4dDescriptor,
+    (void *)cs_v8_cudnnSetTensor4dDescriptorEx,
+    (void *)cs_v8_cudnnSetTensorNdDescriptor,
+    (void *)cs_v8_cudnnSetTensorNdDescriptorEx,
+    (void *)cs_v8_cudnnSetTensorTransformDescriptor,
+    (void *)cs_v8_cudnnSoftmaxBackward,
+    (void *)cs_v8_cudnnSoftmaxForward,
+    (void *)cs_v8_cudnnSpatialTfGridGeneratorBackward,
+    (void *)cs_v8_cudnnSpatialTfGridGeneratorForward,
+    (void *)cs_v8_cudnnSpatialTfSamplerBackward,
+    (void *)cs_v8_cudnnSpatialTfSamplerForward,
+    (void *)cs_v8_cudnnTransformFilter,
+    (void *)cs_v8_cudnnTransformTensor,
+    (void *)cs_v8_cudnnTransformTensorEx,
+};
+static const struct cs_node nodes[] = {
+    { "libcudnn.so.8", via_linked_v8 },
+};
 static void *_Atomic real_fns[219];
 struct cs_api cs_api_cudnn = {
     .name = "cudnn", .soname = "libcudnn.so.9:libcudnn.so.8", .base = CS_CUDNN_BASE, .count = CS_CUDNN_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_cudnn_result_name, .benign = 0,
+    .nodes = nodes, .nnodes = 1,
 };

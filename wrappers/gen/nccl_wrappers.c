@@ -27,7 +27,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAllGather(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static uint32_t ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 static uint32_t cs_d_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 static uint32_t cs_g_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
@@ -49,7 +49,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAllReduce(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static uint32_t ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 static uint32_t cs_d_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 static uint32_t cs_g_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 
@@ -69,7 +69,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAlltoAll(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 
@@ -89,7 +89,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
 
@@ -111,7 +111,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
@@ -133,7 +133,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommAbort(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
+static uint32_t ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
 static uint32_t cs_d_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
 static uint32_t cs_g_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
 
@@ -153,7 +153,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCount(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+static uint32_t ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
 static uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
 static uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
 
@@ -173,7 +173,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+static uint32_t ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
 static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
 static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
 
@@ -193,7 +193,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+static uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
 static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
 static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
 
@@ -215,7 +215,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
+static uint32_t ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
 static uint32_t cs_d_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
 static uint32_t cs_g_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
 
@@ -235,7 +235,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommFinalize(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
+static uint32_t ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
 static uint32_t cs_d_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
 static uint32_t cs_g_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
 
@@ -257,7 +257,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommGetAsyncError(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
+static uint32_t ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
 static uint32_t cs_d_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
 static uint32_t cs_g_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
 
@@ -277,7 +277,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitAll(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
+static uint32_t ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
 static uint32_t cs_d_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
 static uint32_t cs_g_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
 
@@ -299,7 +299,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRank(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
+static uint32_t ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
 static uint32_t cs_d_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
 static uint32_t cs_g_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
 
@@ -321,7 +321,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRankConfig(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static uint32_t ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 static uint32_t cs_d_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 static uint32_t cs_g_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 
@@ -341,7 +341,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRankScalable(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static uint32_t ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 static uint32_t cs_d_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 static uint32_t cs_g_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 
@@ -361,7 +361,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRegister(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+static uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
 static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
 static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
 
@@ -381,7 +381,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+static uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
 static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
 static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
 
@@ -401,7 +401,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
@@ -423,7 +423,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
+static uint32_t ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
 static uint32_t cs_d_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
 static uint32_t cs_g_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
 
@@ -443,7 +443,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommUserRank(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+static uint32_t ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
 static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
 static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
 
@@ -463,7 +463,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+static uint32_t ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
 static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
 static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
 
@@ -483,7 +483,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
 static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
 static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
 
@@ -503,7 +503,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
@@ -523,7 +523,7 @@ static __attribute__((noinline)) void * cs_w_ncclGetErrorString(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
+static void * ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
 static void * cs_d_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
 static void * cs_g_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
 
@@ -543,7 +543,7 @@ static __attribute__((noinline)) void * cs_w_ncclGetLastError(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
+static void * ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
 static void * cs_d_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
 static void * cs_g_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
 
@@ -563,7 +563,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGetUniqueId(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
+static uint32_t ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
 static uint32_t cs_d_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
 static uint32_t cs_g_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
 
@@ -583,7 +583,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGetVersion(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+static uint32_t ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
 static uint32_t cs_d_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
 static uint32_t cs_g_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
 
@@ -603,7 +603,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+static uint32_t ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
 static uint32_t cs_d_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
 static uint32_t cs_g_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
 
@@ -623,7 +623,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via,
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+static uint32_t ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
 static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
 static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
 
@@ -643,7 +643,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+static uint32_t ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
 static uint32_t cs_d_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
 static uint32_t cs_g_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
 
@@ -663,7 +663,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+static uint32_t ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
 static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
 static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
 
@@ -683,7 +683,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+static uint32_t ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
 static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
 static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
 
@@ -705,7 +705,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRecv(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static uint32_t ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_d_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_g_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 
@@ -725,7 +725,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpCreatePreMulSum(uint8_t 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 
@@ -745,7 +745,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+static uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
 static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
 static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
 
@@ -767,7 +767,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclReduce(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static uint32_t ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 static uint32_t cs_d_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 static uint32_t cs_g_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
@@ -789,7 +789,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclReduceScatter(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static uint32_t ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 static uint32_t cs_d_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 static uint32_t cs_g_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 
@@ -809,7 +809,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclScatter(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
@@ -831,7 +831,7 @@ static __attribute__((noinline)) uint32_t cs_w_ncclSend(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static uint32_t ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_d_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_g_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
 
@@ -853,7 +853,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAllGather(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static uint32_t pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 static uint32_t cs_d_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 static uint32_t cs_g_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
@@ -875,7 +875,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAllReduce(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static uint32_t pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 static uint32_t cs_d_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 static uint32_t cs_g_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 
@@ -895,7 +895,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAlltoAll(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 
@@ -915,7 +915,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
 
@@ -937,7 +937,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
@@ -959,7 +959,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommAbort(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
+static uint32_t pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
 static uint32_t cs_d_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
 static uint32_t cs_g_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
 
@@ -979,7 +979,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCount(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+static uint32_t pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
 static uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
 static uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
 
@@ -999,7 +999,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+static uint32_t pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
 static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
 static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
 
@@ -1019,7 +1019,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+static uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
 static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
 static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
 
@@ -1041,7 +1041,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
+static uint32_t pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
 static uint32_t cs_d_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
 static uint32_t cs_g_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
 
@@ -1061,7 +1061,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommFinalize(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
+static uint32_t pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
 static uint32_t cs_d_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
 static uint32_t cs_g_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
 
@@ -1083,7 +1083,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommGetAsyncError(uint8_t vi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
+static uint32_t pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
 static uint32_t cs_d_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
 static uint32_t cs_g_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
 
@@ -1103,7 +1103,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitAll(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
+static uint32_t pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
 static uint32_t cs_d_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
 static uint32_t cs_g_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
 
@@ -1125,7 +1125,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRank(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
+static uint32_t pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
 static uint32_t cs_d_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
 static uint32_t cs_g_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
 
@@ -1147,7 +1147,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRankConfig(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static uint32_t pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 static uint32_t cs_d_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 static uint32_t cs_g_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 
@@ -1167,7 +1167,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRankScalable(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static uint32_t pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 static uint32_t cs_d_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 static uint32_t cs_g_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 
@@ -1187,7 +1187,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRegister(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+static uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
 static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
 static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
 
@@ -1207,7 +1207,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+static uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
 static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
 static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
 
@@ -1227,7 +1227,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
@@ -1249,7 +1249,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
+static uint32_t pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
 static uint32_t cs_d_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
 static uint32_t cs_g_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
 
@@ -1269,7 +1269,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommUserRank(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+static uint32_t pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
 static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
 static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
 
@@ -1289,7 +1289,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+static uint32_t pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
 static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
 static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
 
@@ -1309,7 +1309,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
 static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
 static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
 
@@ -1329,7 +1329,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
@@ -1349,7 +1349,7 @@ static __attribute__((noinline)) void * cs_w_pncclGetErrorString(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
+static void * pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
 static void * cs_d_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
 static void * cs_g_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
 
@@ -1369,7 +1369,7 @@ static __attribute__((noinline)) void * cs_w_pncclGetLastError(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT void * pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
+static void * pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
 static void * cs_d_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
 static void * cs_g_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
 
@@ -1389,7 +1389,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGetUniqueId(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
+static uint32_t pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
 static uint32_t cs_d_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
 static uint32_t cs_g_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
 
@@ -1409,7 +1409,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGetVersion(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+static uint32_t pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
 static uint32_t cs_d_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
 static uint32_t cs_g_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
 
@@ -1429,7 +1429,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+static uint32_t pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
 static uint32_t cs_d_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
 static uint32_t cs_g_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
 
@@ -1449,7 +1449,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+static uint32_t pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
 static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
 static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
 
@@ -1469,7 +1469,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+static uint32_t pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
 static uint32_t cs_d_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
 static uint32_t cs_g_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
 
@@ -1489,7 +1489,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+static uint32_t pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
 static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
 static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
 
@@ -1509,7 +1509,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+static uint32_t pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
 static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
 static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
 
@@ -1531,7 +1531,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRecv(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static uint32_t pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_d_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_g_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 
@@ -1551,7 +1551,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpCreatePreMulSum(uint8_t
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 
@@ -1571,7 +1571,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+static uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
 static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
 static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
 
@@ -1593,7 +1593,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclReduce(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static uint32_t pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 static uint32_t cs_d_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 static uint32_t cs_g_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
@@ -1615,7 +1615,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclReduceScatter(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static uint32_t pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 static uint32_t cs_d_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 static uint32_t cs_g_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 
@@ -1635,7 +1635,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclScatter(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
@@ -1657,7 +1657,7 @@ static __attribute__((noinline)) uint32_t cs_w_pncclSend(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-CS_EXPORT uint32_t pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static uint32_t pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_d_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
 static uint32_t cs_g_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
 

@@ -1,7 +1,8 @@
 /* One source for the small fake CUDA-stack libraries the finding scenarios load, each built
  * with a chosen soname and version (-DKIND_... -DVERSION=...):
- *   -DFAKE_NCCL      ncclGetVersion() -> VERSION
- *   -DFAKE_CUDNN     cudnnGetVersion() -> VERSION, cudnnGetCudartVersion() -> CUDART
+ *   -DFAKE_NCCL      ncclGetVersion() -> VERSION, and ncclCommRegister with -DNEW_API
+ *   -DFAKE_CUDNN     cudnnGetVersion() -> VERSION, cudnnGetCudartVersion() -> CUDART, and
+ *                    cudnnBackendPopulateCudaGraph with -DNEW_API
  *   -DFAKE_JITLINK   nvJitLinkVersion() -> MAJOR.MINOR, and __nvJitLinkAddData_12_1 with -DNEW_API
  *   -DFAKE_SPARSE    a cuSPARSE that needs __nvJitLinkAddData_12_1 (linked against the new nvJitLink)
  *   -DFAKE_DRIVER    a libcuda.so.1 of an old driver: cuInit and cuDriverGetVersion only
@@ -9,10 +10,18 @@
 #include <stddef.h>
 #ifdef FAKE_NCCL
 int ncclGetVersion(int *v) { *v = VERSION; return 0; }
+#ifdef NEW_API
+int ncclCommRegister(void *comm, void *buff, size_t size, void **handle)
+{ (void)comm, (void)buff, (void)size, (void)handle; return 0; }
+#endif
 #endif
 #ifdef FAKE_CUDNN
 size_t cudnnGetVersion(void) { return VERSION; }
 size_t cudnnGetCudartVersion(void) { return CUDART; }
+#ifdef NEW_API
+int cudnnBackendPopulateCudaGraph(void *h, void *plan, void *pack, void *graph)
+{ (void)h, (void)plan, (void)pack, (void)graph; return 0; }
+#endif
 #endif
 #ifdef FAKE_JITLINK
 int nvJitLinkVersion(unsigned *major, unsigned *minor) { *major = MAJOR; *minor = MINOR; return 0; }
