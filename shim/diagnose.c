@@ -486,6 +486,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
 
 static void dlsym_miss(void *handle, const char *name);
 static void dlerror_message(const char *msg);
+static __thread int lazy_reference;  /* the reference is still lazy: nothing has failed yet */
 
 /* The dlsym and dlerror hooks run inside the program's own loader call: what is loaded now is
  * scanned first, then the rule reads the inventory under its lock. */
@@ -494,6 +495,19 @@ void cs_diagnose_dlsym_miss(void *handle, const char *name)
     cs_scan_sync();
     cs_inventory_rdlock();
     dlsym_miss(handle, name);
+    cs_inventory_unlock();
+}
+
+/* A lazy reference that the loaded library lacks: said as the loader would say it at the call
+ * ("NEEDER: undefined symbol: SYM"), before the call ends the process. */
+void cs_diagnose_unbound(const char *needer, const char *symbol)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s: undefined symbol: %s", needer, symbol);
+    cs_inventory_rdlock();
+    lazy_reference = 1;
+    dlerror_message(msg);
+    lazy_reference = 0;
     cs_inventory_unlock();
 }
 
@@ -617,7 +631,10 @@ static void dlerror_message(const char *msg)
         else
             snprintf(summary, sizeof summary, "found %s needing %s from %s, which no loaded library provides; "
                      "install the %s that matches %s", base_name(needer), sym, prov, prov, base_name(needer));
-        if (on_path)
+        if (!strncmp(prov, "libcuda.so", 10))
+            snprintf(fix, sizeof fix, "%s is part of the NVIDIA driver: install a driver that provides %s (a newer "
+                     "one), or use a build of %s made for the installed driver.", prov, sym, base_name(needer));
+        else if (on_path)
             snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH: it brings an older %s, and the copy installed "
                      "beside %s provides %s.", lp_entry, prov, base_name(needer), sym);
         else if (stale && !strncmp(stale->found_via, "LD_LIBRARY_PATH entry ", 22))
@@ -626,6 +643,12 @@ static void dlerror_message(const char *msg)
         else
             snprintf(fix, sizeof fix, "Install matching versions of %s and %s (for pip: upgrade both nvidia-* "
                      "packages together).", base_name(needer), prov);
+        if (lazy_reference) {
+            size_t n = strlen(summary);
+            snprintf(summary + n, sizeof summary - n, "; the reference is bound lazily, so the first call of %s "
+                     "ends the process with the loader's \"symbol lookup error\" (exit status 127)", sym);
+            put_kv(&e, "binding", "lazy: the first call ends the process", &first);
+        }
         put_kv(&e, "needed_by", needer, &first);
         put_kv(&e, "symbol", sym, &first);
         put_kv(&e, "provider", prov, &first);

@@ -77,6 +77,9 @@ int cs_init(void)
     if (single_threaded()) cs_crash_prepare();
     cs_watchdog_start();
     cs_scan_request();  /* what is loaded: found by the scanner, never on this thread */
+    /* A lazy reference that the loaded library lacks ends the process at its first call, with
+     * nothing more from the shim: let the scanner say so first. */
+    if (cs_rebind_unbound()) cs_scan_wait(500);
     initialising = 0;
     return 1;
 }

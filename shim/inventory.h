@@ -49,7 +49,8 @@ void cs_diagnose_dlsym_miss(void *handle, const char *name);
 void cs_diagnose_dlerror(const char *message);
 void cs_diagnose_forked_child_call(const char *api);
 void cs_diagnose_exit(void);
-int cs_driver_version_seen(void);  /* from the program's cuDriverGetVersion, 0 if none yet */
+int cs_driver_version_seen(void);
+void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */  /* from the program's cuDriverGetVersion, 0 if none yet */
 extern int cs_cuda_initialised;    /* cuInit succeeded in this process */
 extern int cs_forked_after_init;   /* this process is a child forked after the parent's cuInit */
 

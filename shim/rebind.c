@@ -16,6 +16,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inventory.h"
 
 #if defined(__x86_64__)
 #define CS_R_JUMP_SLOT R_X86_64_JUMP_SLOT
@@ -42,7 +44,14 @@ static struct cs_api *const apis[] = {
  * pending: references to wrapped names that nothing satisfied yet (lazy entries), looked at
  * again after each load. */
 #define MAX_OBJECTS 4096
-static struct done { const struct link_map *m; ElfW(Addr) addr; int pending; } done[MAX_OBJECTS];
+static struct done {
+    const struct link_map *m;
+    ElfW(Addr) addr;
+    int pending;
+    void **witness;  /* one entry we pointed at a wrapper: if it no longer holds it, the object was
+                        closed and another (or the same) loaded in its place, with a fresh GOT */
+    void *witness_value;
+} done[MAX_OBJECTS];
 static int ndone;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int _Atomic needed = 1;
@@ -142,11 +151,43 @@ static void *wrapper_for(const char *name, void *bound)
     return NULL;
 }
 
-static int is_wrapped(const char *name)
+/* The API a name belongs to, or NULL. */
+static struct cs_api *api_of_name(const char *name)
 {
     for (size_t a = 0; a < NAPIS; a++)
-        if (cs_api_find(apis[a], name) >= 0) return 1;
-    return 0;
+        if (cs_api_find(apis[a], name) >= 0) return apis[a];
+    return NULL;
+}
+
+/* References that the loaded copy of their library lacks, left lazy: the first call ends the
+ * process with the loader's "symbol lookup error" (exit 127), where the shim cannot speak any
+ * more. Said beforehand instead, as findings (cs_rebind_report, from the scanner). */
+#define MAX_UNBOUND 64
+static struct unbound { char needer[512], symbol[128]; } unbound[MAX_UNBOUND];
+static int _Atomic nunbound;
+static int nreported;
+
+static void note_unbound(const struct link_map *m, const char *name)
+{
+    int n = atomic_load(&nunbound);
+    if (n >= MAX_UNBOUND) return;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(unbound[i].symbol, name)) return;
+    struct unbound *u = &unbound[n];
+    if (m->l_name && *m->l_name) snprintf(u->needer, sizeof u->needer, "%s", m->l_name);
+    else cs_exe_path(u->needer, sizeof u->needer);
+    snprintf(u->symbol, sizeof u->symbol, "%s", name);
+    atomic_store(&nunbound, n + 1);
+}
+
+int cs_rebind_unbound(void) { return atomic_load(&nunbound); }
+
+void cs_rebind_report(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = atomic_load(&nunbound);
+    for (; nreported < n; nreported++) cs_diagnose_unbound(unbound[nreported].needer, unbound[nreported].symbol);
+    pthread_mutex_unlock(&lock);
 }
 
 /* The file a versioned reference names (cudnnGetVersion@libcudnn.so.9 needs "libcudnn.so.9"),
@@ -176,7 +217,7 @@ static void *first_definition(const char *name, const char *file)
             if (!so || strcmp(so, file)) continue;
         }
         void *p = cs_elf_lookup(m, name);
-        if (p) return p;
+        if (p) return cs_lm_of_addr(p) == m ? p : NULL;  /* a library still being loaded: not yet */
     }
     return NULL;
 }
@@ -195,9 +236,10 @@ static void store(const struct object *o, void **slot, void *value)
 }
 
 /* One object's entries; returns how many references to wrapped names are still unsatisfied. */
-static int bind_object(const struct object *o)
+static int bind_object(const struct object *o, struct done *d)
 {
     int pending = 0;
+    d->witness = NULL;
     for (int pass = 0; pass < 2; pass++) {
         const ElfW(Rela) *r = pass ? o->rela : o->jmprel;
         size_t n = pass ? o->nrela : o->njmprel;
@@ -213,11 +255,17 @@ static int bind_object(const struct object *o)
             int lazy = s->st_shndx == SHN_UNDEF && (uintptr_t)v >= o->lo && (uintptr_t)v < o->hi;
             void *bound = lazy ? first_definition(name, required_file(o, ELF64_R_SYM(r[i].r_info))) : v;
             if (!bound) {
-                if (is_wrapped(name)) pending++;
+                struct cs_api *api = api_of_name(name);
+                if (!api) continue;
+                pending++;
+                /* Its library is loaded and lacks it (not merely not loaded yet); a reference
+                 * bound at load time would have failed the load already. */
+                if (lazy && cs_api_bind(api)) note_unbound(o->m, name);
                 continue;
             }
             void *w = wrapper_for(name, bound);
             if (w && w != v) store(o, slot, w);
+            if (w && !d->witness) { d->witness = slot; d->witness_value = w; }
         }
     }
     return pending;
@@ -249,17 +297,27 @@ void cs_rebind(void)
         pthread_mutex_unlock(&lock);
         return;
     }
+    int hint = 0;  /* objects keep their order: the next one is usually the next entry */
     for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
         if (skip(m)) continue;
-        int k;
-        for (k = 0; k < ndone; k++)
-            if (done[k].m == m && done[k].addr == m->l_addr) break;
-        if (k < ndone && !done[k].pending) continue;
+        int k = hint < ndone && done[hint].m == m && done[hint].addr == m->l_addr ? hint : 0;
+        if (k != hint || hint >= ndone)
+            for (k = 0; k < ndone; k++)
+                if (done[k].m == m && done[k].addr == m->l_addr) break;
+        hint = k + 1;
         struct object o;
-        if (!object_of(m, &o) || !segments(&o)) continue;
-        int pending = bind_object(&o);
-        if (k < ndone) done[k].pending = pending;
-        else if (ndone < MAX_OBJECTS) done[ndone++] = (struct done){ m, m->l_addr, pending };
+        if (k < ndone && !done[k].pending) {
+            struct done *d = &done[k];
+            if (!d->witness || !object_of(m, &o) || !segments(&o) || (uintptr_t)d->witness < o.lo ||
+                (uintptr_t)d->witness >= o.hi || __atomic_load_n(d->witness, __ATOMIC_ACQUIRE) == d->witness_value)
+                continue;
+        } else if (!object_of(m, &o) || !segments(&o)) {
+            continue;
+        }
+        struct done d = { m, m->l_addr, 0, NULL, NULL };
+        d.pending = bind_object(&o, &d);
+        if (k < ndone) done[k] = d;
+        else if (ndone < MAX_OBJECTS) done[ndone++] = d;
     }
     pthread_mutex_unlock(&lock);
 }

@@ -45,6 +45,7 @@ static void scan(int ask)
         cs_crash_prepare();
         cs_rebind_needed();  /* objects loaded where the shim could not follow the dlopen */
         cs_rebind();
+        cs_rebind_report();
     }
     pthread_mutex_unlock(&loader_guard);
 }

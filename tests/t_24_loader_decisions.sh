@@ -45,6 +45,13 @@ both nccl LD_LIBRARY_PATH="$FAKES:$TMP/nccl-old" -- ./load_libs cuda dlopen:libn
 grep -q "undefined symbol: ncclCommRegister" <<<"$out" || fail "nccl: the load should fail: $out"
 finding_has missing-symbol ncclCommRegister libframework_nccl.so "$TMP/nccl-old/libnccl.so.2" 2.18.3
 
+# The framework with the NCCL it was built for: its calls are traced as linked calls, also after
+# it is closed and opened again (a fresh GOT, likely at the same address).
+both reopen LD_LIBRARY_PATH="$FAKES:$TMP/nccl-new" CUDASHIM_TRACE_ALL=1 -- ./load_libs cuda dlopen:libnccl.so.2 \
+    dlopen:"$TMP/libframework_nccl.so" call:framework_register dlclose dlopen:"$TMP/libframework_nccl.so" call:framework_register
+assert_eq "$(grep -c '^framework_register=0' <<<"$out")" 2 "both calls ran"
+assert_eq "$(q count "$trace" api=ncclCommRegister via=linked)" 2 "calls from a framework, before and after it was reopened"
+
 # 2. A program linked against cuMemAllocAsync, run on a driver that lacks it: "symbol lookup
 #    error", exit 127, with and without the shim (lazily bound, and bound at start-up).
 fakelib "$TMP/olddrv" libcuda.so.1 -DFAKE_DRIVER
@@ -55,6 +62,8 @@ grep -q "symbol lookup error.*cuMemAllocAsync" "$TMP/lazy.err" || fail "lazy: th
 grep -q "^cuInit=0" <<<"$out" || fail "lazy: cuInit ran before the error: $out"
 set +e; LD_LIBRARY_PATH="$TMP/olddrv" LD_PRELOAD="$PRELOAD" ./newer_driver >/dev/null 2>&1; st=$?; set -e
 assert_eq "$st" 127 "the exit status of a symbol lookup error"
+# Said before the call that ends the process: the symbol, who needs it, the copy that lacks it.
+finding_has missing-symbol cuMemAllocAsync newer_driver "$TMP/olddrv/libcuda.so.1" "symbol lookup error"
 both now LD_LIBRARY_PATH="$TMP/olddrv" -- ./newer_driver_now
 grep -q "cuMemAllocAsync" "$TMP/now.err" || fail "now: the loader's error: $(cat "$TMP/now.err")"
 # The same program on a driver that has it: every call reaches the wrapper (nothing lost).

@@ -9,6 +9,7 @@
  *   call:NAME       NAME() (a version function returning size_t) from the last handle opened
  *   libs            prints which of the CUDA stack's libraries are loaded, in load order
  *   sleep:MS        sleeps MS milliseconds
+ *   dlclose         closes the last handle opened
  * Expected output states each step's result; the tests assert on the trace's findings. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -69,6 +70,9 @@ int main(int argc, char **argv)
             size_t (*fn)(void) = last ? (size_t (*)(void))dlsym(last, a + 5) : NULL;
             if (fn) printf("%s=%zu\n", a + 5, fn());
             else printf("%s: missing\n", a + 5);
+        } else if (!strcmp(a, "dlclose")) {
+            printf("dlclose=%d\n", last ? dlclose(last) : -1);
+            last = NULL;
         } else if (!strncmp(a, "sleep:", 6)) {
             usleep((useconds_t)atoi(a + 6) * 1000);
         } else if (!strcmp(a, "libs")) {
