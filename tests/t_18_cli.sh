@@ -125,4 +125,45 @@ done
 "$CLI" --help | grep -q bugreport || fail "cudashim --help"
 set +e; "$CLI" frobnicate >/dev/null 2>&1; rc=$?; set -e
 assert_eq "$rc" 2 "unknown command"
+"$CLI" help report | grep -q "usage: cudashim report" || fail "cudashim help report"
+"$CLI" -V | grep -q "^cudashim [0-9]" || fail "cudashim -V"
+
+# Every option is validated: exit 2 and a message that says what was wanted.
+usage_error() {  # TEXT ARGS...: exit status 2, and TEXT on stderr
+    local want=$1; shift
+    set +e; "$CLI" "$@" >/dev/null 2>"$TMP/err"; local rc=$?; set -e
+    assert_eq "$rc" 2 "cudashim $*"
+    grep -q -- "$want" "$TMP/err" || { cat "$TMP/err"; fail "cudashim $*: the message lacks '$want'"; }
+}
+usage_error "compute capability" inspect --device banana /bin/true
+usage_error "not 'abc'" inspect --driver abc --device 8.6 /bin/true
+usage_error "needs a value" inspect /bin/true --device
+usage_error "is a directory" diff "$TMP/ok" "$TMP/ok"
+usage_error "unknown option --frob" report --frob "$t"
+# Options after the operands: report TRACE --json is JSON, not a file named --json.
+"$CLI" report "$t" --json | python3 -c 'import json,sys; json.load(sys.stdin)' || fail "report TRACE --json"
+# run -q: nothing from cudashim or the shim on stderr, only the program's own words.
+LD_LIBRARY_PATH="$FAKES" runcli run -q -o "$TMP/quiet" -- ./load_libs cuda dlopen:libcudnn_cnn_infer.so.8 >/dev/null 2>"$TMP/quiet.err" || true
+[ ! -s "$TMP/quiet.err" ] || { cat "$TMP/quiet.err"; fail "run -q printed on stderr"; }
+ls "$TMP"/quiet/cudashim-*.jsonl >/dev/null || fail "run -q wrote no trace"
+
+# diff is linear in the traces: two traces of 200,000 calls each, compared in one pass.
+python3 - "$t" "$TMP/big_good.jsonl" "$TMP/big_bad.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+head = [l for l in lines if l["type"] not in ("call", "summary")]
+for out, bad in ((sys.argv[2], False), (sys.argv[3], True)):
+    with open(out, "w") as f:
+        for l in head: f.write(json.dumps(l) + "\n")
+        for i in range(200000):
+            r = 2 if bad and i == 199990 else 0
+            f.write('{"type":"call","api":"cuMemAlloc_v2","via":"linked","tid":1,"ts_ns":%d,"dur_ns":5,"result":%d%s}\n'
+                    % (1000 + i, r, ',"result_name":"CUDA_ERROR_OUT_OF_MEMORY"' if r else ""))
+PY
+start=$(date +%s%N)
+set +e; "$CLI" diff "$TMP/big_good.jsonl" "$TMP/big_bad.jsonl" >"$TMP/big.txt"; rc=$?; set -e
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+assert_eq "$rc" 1 "diff of two 200,000-call traces finds the difference"
+grep -q "CUDA_ERROR_OUT_OF_MEMORY" "$TMP/big.txt" || { cat "$TMP/big.txt"; fail "diff names the first call that differs"; }
+echo "diff of two 200,000-call traces: $ms ms"
 echo ok

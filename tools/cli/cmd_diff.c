@@ -2,9 +2,11 @@
  * The libraries whose version or path changed (or that appeared or went), the symbols that are
  * now missing, the findings that are new, and the first call whose result differs, with the
  * calls around it. Calls are matched by (API, n-th occurrence), so extra calls in one run do
- * not shift the comparison. */
+ * not shift the comparison; GOOD's calls are indexed by that identity, so the work is linear in
+ * the two traces. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -85,6 +87,14 @@ int cmd_diff(int argc, char **argv)
         else { usage(stderr); return EXIT_USAGE; }
     }
     if (nf != 2) { usage(stderr); return EXIT_USAGE; }
+    for (int k = 0; k < 2; k++) {
+        struct stat st;
+        if (!stat(files[k], &st) && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "cudashim diff: %s is a directory; diff compares two trace files (cudashim report %s "
+                            "lists the traces in it)\n", files[k], files[k]);
+            return EXIT_USAGE;
+        }
+    }
     struct trace g, b;
     char err[1024];
     if (trace_load(files[0], &g, err, sizeof err)) { fprintf(stderr, "cudashim diff: %s\n", err); return EXIT_BAD_TRACE; }
@@ -119,32 +129,44 @@ int cmd_diff(int argc, char **argv)
             json_array_append_new(json_object_get(out, "missing_symbols"), json_pack("{s:s, s:O}", "symbol", sym, "where", why));
     json_decref(mg), json_decref(mb);
     /* Findings that are new. */
-    json_t *f;
-    json_array_foreach(b.findings, i, f) {
-        size_t j;
-        json_t *h;
-        int seen = 0;
-        json_array_foreach(g.findings, j, h) seen |= !strcmp(jstr(h, "id"), jstr(f, "id")) && !strcmp(jstr(h, "summary"), jstr(f, "summary"));
-        if (!seen) json_array_append(json_object_get(out, "new_findings"), f);
+    json_t *f, *good_findings = json_object();
+    char key[8192];
+    json_array_foreach(g.findings, i, f) {
+        snprintf(key, sizeof key, "%s\n%s", jstr(f, "id"), jstr(f, "summary"));
+        json_object_set_new(good_findings, key, json_true());
     }
+    json_array_foreach(b.findings, i, f) {
+        snprintf(key, sizeof key, "%s\n%s", jstr(f, "id"), jstr(f, "summary"));
+        if (!json_object_get(good_findings, key)) json_array_append(json_object_get(out, "new_findings"), f);
+    }
+    json_decref(good_findings);
     /* The first call (in BAD's time order) whose result differs from GOOD's same occurrence. */
     size_t ng, nb;
     json_t **cg = sorted_calls(&g, &ng), **cb = sorted_calls(&b, &nb);
+    /* GOOD's calls indexed by identity (API, n-th occurrence): one pass over each trace. */
+    json_t *by_api = json_object();
+    for (size_t x = 0; x < ng; x++) {
+        const char *api = jstr(cg[x], "api");
+        json_t *list = json_object_get(by_api, api);
+        if (!list) json_object_set_new(by_api, api, list = json_array());
+        json_array_append_new(list, json_integer((json_int_t)x));
+    }
     json_t *seen_b = json_object();
     long div = -1, gmatch = -1;
     for (size_t k = 0; k < nb && div < 0; k++) {
         const char *api = jstr(cb[k], "api");
         long long nth = jint(seen_b, api, 0);
         json_object_set_new(seen_b, api, json_integer(nth + 1));
-        long long m = 0;
-        for (size_t x = 0; x < ng; x++)
-            if (!strcmp(jstr(cg[x], "api"), api) && m++ == nth) {
-                if (jint(cg[x], "result", 0) != jint(cb[k], "result", 0)) div = (long)k, gmatch = (long)x;
-                break;
-            }
-        if (m <= nth && jint(cb[k], "result", 0) != 0 && div < 0) div = (long)k;  /* GOOD never made this call */
+        json_t *at = json_array_get(json_object_get(by_api, api), (size_t)nth);
+        if (at) {
+            size_t x = (size_t)json_integer_value(at);
+            if (jint(cg[x], "result", 0) != jint(cb[k], "result", 0)) div = (long)k, gmatch = (long)x;
+        } else if (jint(cb[k], "result", 0) != 0) {
+            div = (long)k;  /* GOOD never made this call */
+        }
     }
     json_decref(seen_b);
+    json_decref(by_api);
     if (div >= 0) {
         json_t *ctx = json_array();
         for (long k = div - 3 < 0 ? 0 : div - 3; k < div; k++) json_array_append(ctx, cb[k]);

@@ -135,19 +135,34 @@ static int scan_host_elf(struct stats *s, const unsigned char *b, size_t len, co
     return found ? 0 : 1;
 }
 
+/* "8.6", "86", "sm_86", "compute_90a" (the suffix is ignored); 0 when it is none of those. */
 static unsigned parse_device(const char *s)
 {
     if (!strncmp(s, "sm_", 3) || !strncmp(s, "compute_", 8)) s = strchr(s, '_') + 1;
     unsigned a = 0, b = 0;
-    if (strchr(s, '.')) { if (sscanf(s, "%u.%u", &a, &b) != 2) return 0; return a * 10 + b; }
-    return (unsigned)strtoul(s, NULL, 10);
+    int used = 0;
+    if (strchr(s, '.')) {
+        if (sscanf(s, "%u.%u%n", &a, &b, &used) != 2 || s[used] || a < 1 || a > 20 || b > 9) return 0;
+        return a * 10 + b;
+    }
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (end == s || (*end && strcmp(end, "a") && strcmp(end, "f")) || v < 10 || v > 209) return 0;
+    return (unsigned)v;
 }
 
+/* A CUDA version the driver supports: "12.2" or 12020; 0 when it is neither. */
 static int parse_driver(const char *s)
 {
     unsigned a = 0, b = 0;
-    if (strchr(s, '.')) { if (sscanf(s, "%u.%u", &a, &b) != 2) return 0; return (int)(a * 1000 + b * 10); }
-    return atoi(s);
+    int used = 0;
+    if (strchr(s, '.')) {
+        if (sscanf(s, "%u.%u%n", &a, &b, &used) != 2 || s[used] || a < 1 || a > 99 || b > 9) return 0;
+        return (int)(a * 1000 + b * 10);
+    }
+    char *end;
+    long v = strtol(s, &end, 10);
+    return end != s && !*end && v >= 1000 && v < 100000 ? (int)v : 0;
 }
 
 int cmd_inspect(int argc, char **argv)
@@ -157,8 +172,20 @@ int cmd_inspect(int argc, char **argv)
     int driver = 0, show_all = 0, rc = EXIT_CLEAN, nfiles = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return EXIT_CLEAN; }
-        else if (!strcmp(argv[i], "--device") && i + 1 < argc) cc = parse_device(argv[++i]);
-        else if (!strcmp(argv[i], "--driver") && i + 1 < argc) driver = parse_driver(argv[++i]);
+        else if (!strcmp(argv[i], "--device") || !strcmp(argv[i], "--driver")) {
+            int dev = !strcmp(argv[i], "--device");
+            if (i + 1 >= argc) { fprintf(stderr, "cudashim inspect: %s needs a value\n", argv[i]); return EXIT_USAGE; }
+            const char *v = argv[++i];
+            if (dev && !(cc = parse_device(v))) {
+                fprintf(stderr, "cudashim inspect: --device wants a compute capability (8.6, 86 or sm_86), not '%s'\n", v);
+                return EXIT_USAGE;
+            }
+            if (!dev && !(driver = parse_driver(v))) {
+                fprintf(stderr, "cudashim inspect: --driver wants the CUDA version the driver supports (12.2 or "
+                                "12020), not '%s'\n", v);
+                return EXIT_USAGE;
+            }
+        }
         else if (!strcmp(argv[i], "--all")) show_all = 1;
         else if (argv[i][0] == '-') { fprintf(stderr, "cudashim inspect: unknown option %s\n", argv[i]); return EXIT_USAGE; }
         else nfiles++;

@@ -401,17 +401,22 @@ static void usage(FILE *f)
 
 int cmd_report(int argc, char **argv)
 {
-    int as_json = 0, first = 1;
-    for (; first < argc && argv[first][0] == '-'; first++) {
-        if (!strcmp(argv[first], "--json")) as_json = 1;
-        else if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) { usage(stdout); return EXIT_CLEAN; }
-        else if (!strcmp(argv[first], "--")) { first++; break; }
-        else { fprintf(stderr, "cudashim report: unknown option %s\n", argv[first]); usage(stderr); return EXIT_USAGE; }
+    /* Options anywhere (report TRACE --json); after "--" everything is a path. */
+    int as_json = 0, npaths = 0, options_done = 0;
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options_done || a[0] != '-' || !a[1]) paths[npaths++] = argv[i];
+        else if (!strcmp(a, "--json")) as_json = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(paths); return EXIT_CLEAN; }
+        else if (!strcmp(a, "--")) options_done = 1;
+        else { fprintf(stderr, "cudashim report: unknown option %s\n", a); usage(stderr); free(paths); return EXIT_USAGE; }
     }
-    if (first >= argc) { usage(stderr); return EXIT_USAGE; }
+    if (!npaths) { usage(stderr); free(paths); return EXIT_USAGE; }
     struct trace *ts;
     int n;
-    int bad = traces_load(argc - first, argv + first, &ts, &n);
+    int bad = traces_load(npaths, paths, &ts, &n);
+    free(paths);
     if (!n) return EXIT_BAD_TRACE;
     int errors = 0;
     json_t *out = json_pack("{s:[]}", "traces");

@@ -130,7 +130,8 @@ int cmd_run(int argc, char **argv)
         if (strtod(hang, &end) <= 0 || *end) { fprintf(stderr, "cudashim run: --hang-timeout wants seconds, not '%s'\n", hang); return EXIT_USAGE; }
         setenv("CUDASHIM_HANG_TIMEOUT", hang, 1);
     }
-    if (!quiet && !getenv("CUDASHIM_STDERR")) setenv("CUDASHIM_STDERR", "0", 1);  /* the report says it all */
+    /* The report says it all; with -q nothing at all is said (the traces are still written). */
+    if (!getenv("CUDASHIM_STDERR")) setenv("CUDASHIM_STDERR", "0", 1);
 
     fflush(stdout);
     pid_t pid = fork();

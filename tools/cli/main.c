@@ -21,17 +21,26 @@ static void usage(FILE *f)
     fprintf(f, "usage: cudashim COMMAND [options] ...\n\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
-    fprintf(f, "\n'cudashim COMMAND --help' says more; man cudashim has it all.\n");
+    fprintf(f, "\n'cudashim help COMMAND' (or 'cudashim COMMAND --help') says more; -V prints the version;\n"
+               "man cudashim has it all.\n");
 }
 
 int main(int argc, char **argv)
 {
     cli_color_init();
+    if (argc >= 3 && !strcmp(argv[1], "help")) {  /* cudashim help report == cudashim report --help */
+        char *args[] = { argv[2], "--help", NULL };
+        for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+            if (!strcmp(argv[2], commands[i].name)) return commands[i].fn(2, args);
+        fprintf(stderr, "cudashim: no command '%s'\n", argv[2]);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_CLEAN;
     }
-    if (!strcmp(argv[1], "--version")) { printf("cudashim %s\n", CS_VERSION); return EXIT_CLEAN; }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) { printf("cudashim %s\n", CS_VERSION); return EXIT_CLEAN; }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "cudashim: no command '%s'\n", argv[1]);
