@@ -5,12 +5,14 @@
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +103,32 @@ static const char *const loading_env[] = {
     "TORCH_CUDA_ARCH_LIST", "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL",
 };
 
+/* What a bug report needs of the machine (what collect_env prints): OS, kernel, C library. */
+static void put_system(struct cs_buf *b)
+{
+    struct utsname u;
+    char os[256] = "", text[4096];
+    int fd = open("/etc/os-release", O_RDONLY | O_CLOEXEC);  /* no stdio: no allocation in a hook */
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0) close(fd);
+    text[n > 0 ? n : 0] = 0;
+    char *line = strstr(text, "PRETTY_NAME=");
+    if (line && (line == text || line[-1] == '\n')) {
+        char *v = line + 12, *e = v + strcspn(v, "\n");
+        *e = 0;
+        if (*v == '"') { v++; if (e > v && e[-1] == '"') e[-1] = 0; }
+        snprintf(os, sizeof os, "%s", v);
+    }
+    cs_put(b, ",\"system\":{");
+    cs_put(b, "\"os\":"); cs_put_str(b, os);
+    if (!uname(&u)) {
+        cs_put(b, ",\"kernel\":"); cs_put_str(b, u.release);
+        cs_put(b, ",\"machine\":"); cs_put_str(b, u.machine);
+    }
+    cs_put(b, ",\"glibc\":"); cs_put_str(b, gnu_get_libc_version());
+    cs_put(b, "}");
+}
+
 static void write_header(void)
 {
     static char line[1 << 18];  /* written once per process, by the thread that opens the trace */
@@ -131,6 +159,7 @@ static void write_header(void)
     clock_gettime(CLOCK_MONOTONIC, &mt);
     cs_put(&b, ",\"start_unix_ns\":"); cs_put_u64(&b, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
     cs_put(&b, ",\"start_mono_ns\":"); cs_put_u64(&b, (uint64_t)mt.tv_sec * 1000000000ull + (uint64_t)mt.tv_nsec);
+    put_system(&b);
     cs_put(&b, ",\"env\":{");
     int first = 1;
     for (size_t i = 0; i < sizeof loading_env / sizeof *loading_env; i++) {

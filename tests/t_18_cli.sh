@@ -166,4 +166,52 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 assert_eq "$rc" 1 "diff of two 200,000-call traces finds the difference"
 grep -q "CUDA_ERROR_OUT_OF_MEMORY" "$TMP/big.txt" || { cat "$TMP/big.txt"; fail "diff names the first call that differs"; }
 echo "diff of two 200,000-call traces: $ms ms"
+
+# 2048 ranks, two on another driver: the odd ones out first, one report for the alike, short.
+python3 - "$ROOT/tests/fixtures/traces/rank0.jsonl" "$TMP/job" <<'PY'
+import json, os, sys
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out)
+lines = [json.loads(l) for l in open(src)]
+for r in range(2048):
+    with open(os.path.join(out, "cudashim-node-rank%d.jsonl" % r), "w") as f:
+        for l in lines:
+            l = dict(l)
+            if l["type"] == "header": l["rank"] = str(r); l["pid"] = 10000 + r
+            if l["type"] == "library" and l["kind"] == "driver" and r in (812, 1907): l["version"] = "12.2"
+            f.write(json.dumps(l) + "\n")
+PY
+start=$(date +%s%N)
+set +e; "$CLI" report "$TMP/job" >"$TMP/job.txt"; set -e
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+lines=$(wc -l <"$TMP/job.txt")
+echo "report over 2048 rank traces: $ms ms, $lines lines"
+[ "$lines" -lt 300 ] || fail "report over 2048 ranks prints $lines lines"
+grep -q "ranks 812, 1907 (2): driver version 12.2" "$TMP/job.txt" || { head -20 "$TMP/job.txt"; fail "the odd ranks are not named first"; }
+grep -q "ranks 0-811, 813-1906, 1908-2047 (2046): the most common stack" "$TMP/job.txt" || fail "the majority in one line"
+# bugreport of the same job fits in an issue body, with the machine's facts.
+"$CLI" bugreport "$TMP/job" -o "$TMP/job.md" 2>/dev/null || fail "bugreport of 2048 ranks"
+size=$(wc -c <"$TMP/job.md")
+echo "bugreport of 2048 rank traces: $size characters"
+[ "$size" -le 60000 ] || fail "bugreport of 2048 ranks is $size characters"
+grep -q "ranks 812, 1907 (2).*: driver version 12.2" "$TMP/job.md" || fail "bugreport names the odd ranks"
+grep -q "^### System" "$TMP/job.md" || fail "bugreport has no System section"
+# 600 ranks, each on its own NCCL: too much for an issue body, so it is cut and the whole goes to a file.
+python3 - "$ROOT/tests/fixtures/traces/rank0.jsonl" "$TMP/zoo" <<'PY'
+import json, os, sys
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out)
+lines = [json.loads(l) for l in open(src)]
+for r in range(600):
+    with open(os.path.join(out, "cudashim-node-rank%d.jsonl" % r), "w") as f:
+        for l in lines:
+            l = dict(l)
+            if l["type"] == "header": l["rank"] = str(r)
+            if l["type"] == "library" and l["kind"] == "nccl": l["path"] = "/opt/nccl-%d/libnccl.so.2" % r
+            f.write(json.dumps(l) + "\n")
+PY
+"$CLI" bugreport "$TMP/zoo" -o "$TMP/zoo.md" 2>/dev/null || fail "bugreport of 600 different ranks"
+[ "$(wc -c <"$TMP/zoo.md")" -le 60000 ] || fail "the cut bugreport is $(wc -c <"$TMP/zoo.md") characters"
+grep -q "Cut at 60000 characters" "$TMP/zoo.md" || fail "the cut is not said"
+[ "$(wc -c <"$TMP/zoo.full.md")" -gt 60000 ] || fail "the whole report is not in zoo.full.md"
 echo ok

@@ -45,6 +45,14 @@ json_t *report_findings(const struct trace *t);      /* errors first */
 json_t *report_failures(const struct trace *t);      /* grouped by (api, result) */
 json_t *report_differences(struct trace *ts, int n); /* what differs between traces */
 
+/* ranks.c: many traces grouped by stack and by how they ended */
+json_t *trace_facts(const struct trace *t);          /* "cudnn version" -> "9.19.0", ... */
+void who_text(const struct trace *ts, const int *members, int count, char *out, size_t cap);
+json_t *stack_groups(const struct trace *ts, int n);  /* [{who, differs, count}], the most common last */
+json_t *ending_groups(const struct trace *ts, int n, json_t **findings, json_t **groups);  /* [{who, first, count}] */
+void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
+                 void (*print_one)(const struct trace *, json_t *, json_t *));
+
 /* subcommands */
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);

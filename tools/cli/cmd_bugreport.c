@@ -97,20 +97,58 @@ static void md_trace(FILE *f, struct trace *t)
     json_decref(findings), json_decref(groups);
 }
 
+/* The machine, as collect_env would tell it: from the trace's header, its kernel-module line
+ * and the device queries the program made. */
+static void md_system(FILE *f, const struct trace *t)
+{
+    json_t *sys = json_object_get(t->header, "system");
+    fputs("### System\n\n", f);
+    if (*jstr(sys, "os")) fprintf(f, "- **OS:** %s, kernel %s (%s), glibc %s\n", jstr(sys, "os"), jstr(sys, "kernel"),
+                                  jstr(sys, "machine"), jstr(sys, "glibc"));
+    size_t i;
+    json_t *x;
+    json_array_foreach(t->systems, i, x)
+        if (*jstr(x, "kernel_module")) fprintf(f, "- **NVIDIA kernel module:** %s\n", jstr(x, "kernel_module"));
+    json_array_foreach(t->libraries, i, x)
+        if (!strcmp(jstr(x, "kind"), "driver"))
+            fprintf(f, "- **Driver (user space):** CUDA %s, `%s`%s%s\n", *jstr(x, "version") ? jstr(x, "version") : "?",
+                    jstr(x, "path"), *jstr(x, "file_version") ? ", " : "", jstr(x, "file_version"));
+    const char *gpu = "", *cc = "";
+    json_array_foreach(t->calls, i, x) {
+        if (!*gpu && *jstr(x, "name") && !strncmp(jstr(x, "api"), "cuDeviceGetName", 15)) gpu = jstr(x, "name");
+        if (!*cc && *jstr(x, "compute_capability")) cc = jstr(x, "compute_capability");
+    }
+    if (*gpu || *cc) fprintf(f, "- **GPU:** %s%s%s\n", *gpu ? gpu : "?", *cc ? ", compute capability " : "", cc);
+    json_array_foreach(t->libraries, i, x)
+        if (!strcmp(jstr(x, "kind"), "framework")) fprintf(f, "- **Framework library:** `%s`\n", jstr(x, "path"));
+    fputs("\n", f);
+}
+
+#define BUGREPORT_MAX 60000  /* a GitHub issue body holds 65,536 characters */
+#define SHOWN_IN_FULL 8
+
 int cmd_bugreport(int argc, char **argv)
 {
     const char *out = NULL;
-    int hide_hosts = 0, first = 1;
-    for (; first < argc && argv[first][0] == '-'; first++) {
-        if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) { usage(stdout); return EXIT_CLEAN; }
-        else if (!strcmp(argv[first], "-o") && first + 1 < argc) out = argv[++first];
-        else if (!strcmp(argv[first], "--hide-hosts")) hide_hosts = 1;
-        else { fprintf(stderr, "cudashim bugreport: unknown option %s\n", argv[first]); usage(stderr); return EXIT_USAGE; }
+    int hide_hosts = 0, npaths = 0, options_done = 0;
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options_done || a[0] != '-' || !a[1]) paths[npaths++] = argv[i];
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(paths); return EXIT_CLEAN; }
+        else if (!strcmp(a, "-o")) {
+            if (i + 1 >= argc) { fprintf(stderr, "cudashim bugreport: -o needs a file name\n"); free(paths); return EXIT_USAGE; }
+            out = argv[++i];
+        }
+        else if (!strcmp(a, "--hide-hosts")) hide_hosts = 1;
+        else if (!strcmp(a, "--")) options_done = 1;
+        else { fprintf(stderr, "cudashim bugreport: unknown option %s\n", a); usage(stderr); free(paths); return EXIT_USAGE; }
     }
-    if (first >= argc) { usage(stderr); return EXIT_USAGE; }
+    if (!npaths) { usage(stderr); free(paths); return EXIT_USAGE; }
     struct trace *ts;
     int n;
-    int bad = traces_load(argc - first, argv + first, &ts, &n);
+    int bad = traces_load(npaths, paths, &ts, &n);
+    free(paths);
     if (!n) return EXIT_BAD_TRACE;
     char *text = NULL;
     size_t len = 0;
@@ -118,24 +156,41 @@ int cmd_bugreport(int argc, char **argv)
     fputs("## cudashim report\n\n", m);
     fprintf(m, "%d process%s traced with cudashim %s. Produced by `cudashim bugreport`; secrets, credentials and home "
                "directories are redacted.\n\n", n, n == 1 ? "" : "es", jstr(ts[0].header, "shim_version"));
+    md_system(m, &ts[0]);
+    json_t **findings = malloc(sizeof *findings * (size_t)n), **groups = malloc(sizeof *groups * (size_t)n);
+    for (int k = 0; k < n; k++) findings[k] = report_findings(&ts[k]), groups[k] = report_failures(&ts[k]);
+    size_t i;
+    json_t *x;
     if (n > 1) {
-        json_t *d = report_differences(ts, n);
+        json_t *stacks = stack_groups(ts, n);
         fputs("### What differs between processes\n\n", m);
-        if (!json_array_size(d)) fputs("Nothing: every process loaded the same driver, libraries and versions.\n\n", m);
-        size_t i, j, k2;
-        json_t *x, *v, *w;
-        json_array_foreach(d, i, x) {
-            fprintf(m, "- **%s**:", jstr(x, "what"));
-            json_array_foreach(json_object_get(x, "values"), j, v) {
-                fprintf(m, "%s `%s` on ", j ? ";" : "", jstr(v, "value"));
-                json_array_foreach(json_object_get(v, "traces"), k2, w) fprintf(m, "%s%s", k2 ? ", " : "", json_string_value(w));
-            }
-            fputs("\n", m);
+        if (json_array_size(stacks) == 1) fputs("Nothing: every process loaded the same driver, libraries and versions.\n", m);
+        json_array_foreach(stacks, i, x) {
+            if (json_array_size(stacks) == 1) break;
+            if (*jstr(x, "differs")) fprintf(m, "- **%s**: %s\n", jstr(x, "who"), jstr(x, "differs"));
+            else fprintf(m, "- **%s**: the most common stack\n", jstr(x, "who"));
         }
         fputs("\n", m);
-        json_decref(d);
+        json_decref(stacks);
     }
-    for (int k = 0; k < n; k++) md_trace(m, &ts[k]);
+    /* One section per way the processes ended (same stack, same findings, same failing calls). */
+    json_t *ends = n > 1 ? ending_groups(ts, n, findings, groups) : json_pack("[{s:s, s:i, s:i}]", "who", "", "first", 0, "count", 1);
+    json_array_foreach(ends, i, x) {
+        int first = (int)jint(x, "first", 0);
+        if (i == SHOWN_IN_FULL) fputs("### Not shown in full\n\n", m);
+        if (i >= SHOWN_IN_FULL) {
+            fprintf(m, "- **%s**: %zu findings, %zu kinds of failing call%s (`%s`)\n", jstr(x, "who"),
+                    json_array_size(findings[first]), json_array_size(groups[first]), ts[first].crash ? ", a crash" : "",
+                    ts[first].file);
+            continue;
+        }
+        if (jint(x, "count", 1) > 1)
+            fprintf(m, "*%s loaded the same stack and ended the same way; the first of them:*\n\n", jstr(x, "who"));
+        md_trace(m, &ts[first]);
+    }
+    json_decref(ends);
+    for (int k = 0; k < n; k++) json_decref(findings[k]), json_decref(groups[k]);
+    free(findings), free(groups);
     fclose(m);
     const char **hosts = calloc((size_t)n + 1, sizeof *hosts);
     int nh = 0;
@@ -147,12 +202,34 @@ int cmd_bugreport(int argc, char **argv)
     }
     struct redact_opts ro = { hosts, nh };
     char *clean = redact_text(text, &ro);
+    int rc = bad ? EXIT_BAD_TRACE : EXIT_CLEAN;
+    size_t total = strlen(clean);
+    if (total > BUGREPORT_MAX) {
+        /* Too long for an issue body: the whole report goes to a file to attach, and the body is
+         * cut at a section boundary with a note that says so. */
+        char full[4096];
+        snprintf(full, sizeof full, "%s", out ? out : "cudashim-bugreport");
+        size_t fl = strlen(full);
+        snprintf(full + fl, sizeof full - fl, "%s", fl > 3 && !strcmp(full + fl - 3, ".md") ? "" : ".md");
+        fl = strlen(full);
+        if (fl > 3) full[fl - 3] = 0;
+        strncat(full, ".full.md", sizeof full - strlen(full) - 1);
+        FILE *ff = fopen(full, "w");
+        if (ff) { fputs(clean, ff); fclose(ff); fprintf(stderr, "cudashim: wrote %s (the whole report, to attach)\n", full); }
+        size_t cut = BUGREPORT_MAX - 400;
+        while (cut > 0 && strncmp(clean + cut, "\n### ", 5)) cut--;
+        snprintf(clean + cut, total + 1 - cut,
+                 "\n\n---\n*Cut at %d characters for an issue body: the whole report (%zu characters) is in `%s`; attach "
+                 "it.*\n", BUGREPORT_MAX, total, full);
+    }
     FILE *o = out ? fopen(out, "w") : stdout;
-    if (!o) { perror(out); return EXIT_USAGE; }
-    fputs(clean, o);
-    if (out) { fclose(o); fprintf(stderr, "cudashim: wrote %s\n", out); }
+    if (!o) { perror(out); rc = EXIT_USAGE; }
+    else {
+        fputs(clean, o);
+        if (out) { fclose(o); fprintf(stderr, "cudashim: wrote %s\n", out); }
+    }
     free(clean), free(text), free(hosts);
     for (int k = 0; k < n; k++) trace_free(&ts[k]);
     free(ts);
-    return bad ? EXIT_BAD_TRACE : EXIT_CLEAN;
+    return rc;
 }

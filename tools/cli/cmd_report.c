@@ -313,36 +313,21 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
 
 /* --- several traces: what differs between ranks and hosts --------------------------------- */
 
-static void fact(json_t *facts, const char *what, const char *value, const struct trace *t)
-{
-    if (!value || !*value) return;
-    json_t *byval = json_object_get(facts, what);
-    if (!byval) json_object_set_new(facts, what, byval = json_object());
-    json_t *who = json_object_get(byval, value);
-    if (!who) json_object_set_new(byval, value, who = json_array());
-    json_array_append_new(who, json_string(trace_label(t)));
-}
-
 json_t *report_differences(struct trace *ts, int n)
 {
-    json_t *facts = json_object();
+    json_t *facts = json_object();  /* what -> value -> [labels] */
     for (int k = 0; k < n; k++) {
-        struct trace *t = &ts[k];
-        size_t i;
-        json_t *l;
-        json_array_foreach(t->libraries, i, l) {
-            const char *kind = jstr(l, "kind");
-            if (!strcmp(kind, "framework") || !strcmp(kind, "cudnn-sublibrary")) continue;
-            char what[128];
-            snprintf(what, sizeof what, "%s version", kind);
-            char v[128];
-            snprintf(v, sizeof v, "%s%s%s", jstr(l, "version"), *jstr(l, "file_version") ? " / " : "", jstr(l, "file_version"));
-            fact(facts, what, v, t);
-            snprintf(what, sizeof what, "%s path", kind);
-            fact(facts, what, jstr(l, "path"), t);
+        json_t *mine = trace_facts(&ts[k]);
+        const char *what;
+        json_t *v;
+        json_object_foreach(mine, what, v) {
+            json_t *byval = json_object_get(facts, what);
+            if (!byval) json_object_set_new(facts, what, byval = json_object());
+            json_t *who = json_object_get(byval, json_string_value(v));
+            if (!who) json_object_set_new(byval, json_string_value(v), who = json_array());
+            json_array_append_new(who, json_string(trace_label(&ts[k])));
         }
-        json_t *s;
-        json_array_foreach(t->systems, i, s) fact(facts, "kernel module", jstr(s, "kernel_module"), t);
+        json_decref(mine);
     }
     json_t *diffs = json_array();
     const char *what;
@@ -357,36 +342,6 @@ json_t *report_differences(struct trace *ts, int n)
     }
     json_decref(facts);
     return diffs;
-}
-
-static void print_differences(json_t *diffs, int n)
-{
-    char title[128];
-    snprintf(title, sizeof title, "ACROSS %d TRACES", n);
-    rule(stdout, title);
-    if (!json_array_size(diffs)) {
-        printf("  every trace loaded the same driver, libraries and versions\n");
-        return;
-    }
-    printf("  %sThese differ between processes (a partially upgraded cluster looks like this):%s\n", c_red(), c_reset());
-    size_t i, j;
-    json_t *d, *v;
-    json_array_foreach(diffs, i, d) {
-        printf("  %s:\n", jstr(d, "what"));
-        json_array_foreach(json_object_get(d, "values"), j, v) {
-            char who[2048] = "";
-            size_t k, n2 = 0;
-            json_t *w;
-            json_array_foreach(json_object_get(v, "traces"), k, w) {
-                int x = snprintf(who + n2, sizeof who - n2, "%s%s", k ? ", " : "", json_string_value(w));
-                if (x < 0 || (size_t)x >= sizeof who - n2) break;
-                n2 += (size_t)x;
-            }
-            char line[4096], tmp[1024];
-            snprintf(line, sizeof line, "%s on %s", home_tilde(jstr(v, "value"), tmp, sizeof tmp), who);
-            wrap(stdout, "    ", line, CLI_WIDTH);
-        }
-    }
 }
 
 static void usage(FILE *f)
@@ -420,31 +375,31 @@ int cmd_report(int argc, char **argv)
     if (!n) return EXIT_BAD_TRACE;
     int errors = 0;
     json_t *out = json_pack("{s:[]}", "traces");
+    json_t **findings = malloc(sizeof *findings * (size_t)n), **groups = malloc(sizeof *groups * (size_t)n);
     for (int k = 0; k < n; k++) {
-        json_t *findings = report_findings(&ts[k]), *groups = report_failures(&ts[k]);
+        findings[k] = report_findings(&ts[k]), groups[k] = report_failures(&ts[k]);
         size_t i;
         json_t *f;
-        json_array_foreach(findings, i, f) errors += !strcmp(jstr(f, "severity"), "error");
+        json_array_foreach(findings[k], i, f) errors += !strcmp(jstr(f, "severity"), "error");
         errors += (ts[k].crash && !crash_survived(&ts[k])) || json_array_size(ts[k].hangs) > 0;
-        if (as_json) {
+        if (as_json)
             json_array_append_new(json_object_get(out, "traces"),
-                json_pack("{s:s, s:s, s:O, s:O, s:O, s:o, s:o, s:O, s:O, s:b}", "file", ts[k].file, "label", trace_label(&ts[k]),
-                          "header", ts[k].header, "crash", ts[k].crash ? ts[k].crash : json_null(), "hangs", ts[k].hangs, "findings", findings,
-                          "failing_calls", groups, "libraries", ts[k].libraries,
+                json_pack("{s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:b}", "file", ts[k].file, "label", trace_label(&ts[k]),
+                          "header", ts[k].header, "crash", ts[k].crash ? ts[k].crash : json_null(), "hangs", ts[k].hangs,
+                          "findings", findings[k], "failing_calls", groups[k], "libraries", ts[k].libraries,
                           "summary", ts[k].summary ? ts[k].summary : json_null(), "cut_last_line", ts[k].cut_last_line));
-        } else {
-            if (k) printf("\n%s\n\n", "----------------------------------------------------------------------------------------------------");
-            print_trace(&ts[k], findings, groups);
-            json_decref(findings), json_decref(groups);
-        }
     }
     if (n > 1) {
         json_t *d = report_differences(ts, n);
         if (as_json) json_object_set(out, "differences", d);
-        else print_differences(d, n);
         errors += json_array_size(d) > 0;
         json_decref(d);
+        if (!as_json) report_many(ts, n, findings, groups, print_trace);
+    } else if (!as_json) {
+        print_trace(&ts[0], findings[0], groups[0]);
     }
+    for (int k = 0; k < n; k++) json_decref(findings[k]), json_decref(groups[k]);
+    free(findings), free(groups);
     if (as_json) {
         json_object_set_new(out, "error_count", json_integer(errors));
         json_dumpf(out, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
