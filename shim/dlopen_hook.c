@@ -86,10 +86,12 @@ CS_HIDDEN void *cs_dlopen_route(const char *file, int mode, void *ra)
     }
     int e = errno;
     note(file, ra);
-    cs_rebind();
     void *to = f;
-    if (same_search_from_shim(file, ra)) to = (void *)dlopen_and_bind;
-    else cs_rebind_needed();  /* bound by the next dlopen, dlsym or scan */
+    if (cs_rebind_ready()) {
+        cs_rebind();
+        if (same_search_from_shim(file, ra)) to = (void *)dlopen_and_bind;
+        else cs_rebind_needed();  /* bound by the next dlopen, dlsym or scan */
+    }
     errno = e;
     return to;
 }
