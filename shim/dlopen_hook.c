@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <stdio.h>
@@ -77,7 +78,6 @@ static int same_search_from_shim(const char *file, void *ra)
 
 CS_HIDDEN void *cs_dlopen_route(const char *file, int mode, void *ra)
 {
-    (void)mode;
     void *f = atomic_load(&real_dlopen);
     if (!f) {
         f = cs_elf_next("dlopen", (void *)cs_dlopen_route);
@@ -87,7 +87,7 @@ CS_HIDDEN void *cs_dlopen_route(const char *file, int mode, void *ra)
     int e = errno;
     note(file, ra);
     void *to = f;
-    if (cs_rebind_ready()) {
+    if (cs_rebind_on && !cs_own_thread && !(mode & RTLD_NOLOAD)) {  /* the shim's own opens load nothing */
         cs_rebind();
         if (same_search_from_shim(file, ra)) to = (void *)dlopen_and_bind;
         else cs_rebind_needed();  /* bound by the next dlopen, dlsym or scan */

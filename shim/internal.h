@@ -81,7 +81,7 @@ const char *cs_elf_dyn_str(const struct link_map *m, long tag, int nth);
 /* rebind.c: the loader's bindings of wrapped names pointed at the wrappers */
 void cs_rebind(void);          /* binds objects loaded since the last time; cheap when none */
 void cs_rebind_needed(void);   /* the loader may have added objects */
-int cs_rebind_ready(void);     /* the shim's constructor ran (and the shim is not disabled) */
+extern int cs_rebind_on;       /* the shim's constructor ran (and the shim is not disabled) */
 int cs_rebind_unbound(void);   /* how many lazy references the loaded libraries lack */
 void cs_rebind_report(void);   /* findings for those not reported yet (scanner) */
 

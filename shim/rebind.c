@@ -56,12 +56,12 @@ static int ndone;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int _Atomic needed = 1;
 
-static int off;  /* CUDASHIM_DISABLE=1: the loader's bindings stay as they are */
-static int started;  /* the constructor ran: before it, a sanitizer runtime may still be starting
-                        up (its own dlsym calls reach the router), and nothing may run */
+/* The constructor ran (and the shim is not disabled). Before it, a sanitizer runtime may still
+ * be starting up (its own dlsym calls reach the router), and nothing of this file may run: the
+ * routers read this plain variable before calling in. */
+int cs_rebind_on;
 
 void cs_rebind_needed(void) { atomic_store_explicit(&needed, 1, memory_order_release); }
-int cs_rebind_ready(void) { return __atomic_load_n(&started, __ATOMIC_ACQUIRE) && !off; }
 static void after_fork_child(void) { pthread_mutex_init(&lock, NULL); }  /* its holder did not come along */
 
 #define ABS(m, p) ((uintptr_t)(p) < (m)->l_addr ? (uintptr_t)(p) + (m)->l_addr : (uintptr_t)(p))
@@ -289,10 +289,9 @@ static int skip(const struct link_map *m)
 }
 
 /* Binds every object not bound yet, and looks again at those still waiting for a definition. */
-__attribute__((no_sanitize("address", "undefined"))) void cs_rebind(void)
+void cs_rebind(void)
 {
-    if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) || off) return;
-    if (cs_likely(!atomic_load_explicit(&needed, memory_order_acquire))) return;
+    if (!cs_rebind_on || cs_likely(!atomic_load_explicit(&needed, memory_order_acquire))) return;
     if (!atomic_exchange_explicit(&needed, 0, memory_order_acq_rel)) return;
     pthread_mutex_lock(&lock);
     if (!wrapped_library_loaded()) {
@@ -332,8 +331,8 @@ __attribute__((constructor)) static void rebind_at_start(void)
 {
     const char *v = getenv("CUDASHIM_DISABLE");
     int disabled = 0;
-    if (v && cs_parse_bool(v, &disabled) && disabled) { off = 1; return; }
+    if (v && cs_parse_bool(v, &disabled) && disabled) return;
     pthread_atfork(NULL, NULL, after_fork_child);
-    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    cs_rebind_on = 1;
     cs_rebind();
 }

@@ -104,7 +104,7 @@ static void *no_dlvsym(void *handle, const char *name, const char *v) { (void)ha
 
 CS_HIDDEN void *cs_dlsym_route(void *handle, const char *name)
 {
-    cs_rebind();  /* objects a dlopen loaded where the shim could not follow at once */
+    if (cs_rebind_on) cs_rebind();  /* objects a dlopen loaded where the shim could not follow at once */
     void *real = (void *)cs_real_dlsym();
     if (cs_unlikely(!real)) return (void *)no_dlsym;
     return wants_substitution(handle, name) ? (void *)cs_dlsym_substitute : real;

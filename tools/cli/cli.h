@@ -14,16 +14,37 @@
 /* Exit statuses (docs/cudashim.1). */
 enum { EXIT_CLEAN = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_BAD_TRACE = 3 };
 
+/* One call, compact: every call of a trace is kept this way (diff and export need them all);
+ * the line itself is read again from its offset when it is shown. */
+struct call_rec {
+    const char *api;         /* interned in trace.names */
+    long long ts_ns, dur_ns;
+    long offset;             /* of its line in the file */
+    int result, tid;
+};
+
 struct trace {
     char *file;
     json_t *header, *summary, *crash, *handlers;
-    json_t *calls, *findings, *libraries, *runtimes, *systems, *hangs;  /* arrays, in file order */
+    json_t *findings, *libraries, *runtimes, *systems, *hangs;  /* arrays, in file order */
+    /* The calls worth holding whole (failing ones, at most CALLS_KEPT_PER_GROUP per API and
+     * result; device facts; driver lookups that found nothing), and the count of every failing
+     * call per "API<tab>result": memory stays bounded however long the trace. */
+    json_t *calls, *failure_counts;
+    struct call_rec *recs;   /* every call (when trace_keep_all_calls is set) */
+    size_t nrecs;
+    json_t *names;
     int cut_last_line;       /* the process died while writing its last line */
-    long long start_mono_ns;
+    long long start_mono_ns, start_unix_ns;
 };
+
+#define CALLS_KEPT_PER_GROUP 64
+extern int trace_keep_all_calls;  /* set by diff and export before loading */
 
 /* trace.c */
 int trace_load(const char *path, struct trace *t, char *err, size_t cap);
+json_t *trace_read_call(const struct trace *t, const struct call_rec *r);  /* the whole line, or NULL */
+int call_is_failure(json_t *c);  /* a non-zero result that is not an answer */
 /* Expand files and directories (every *.jsonl inside) into traces; prints errors itself. */
 int traces_load(int argc, char **argv, struct trace **out, int *n);
 void trace_free(struct trace *t);

@@ -54,16 +54,15 @@ static json_t *missing_symbols(const struct trace *t)
 
 static int cmp_ts(const void *a, const void *b)
 {
-    long long x = jint(*(json_t *const *)a, "ts_ns", 0), y = jint(*(json_t *const *)b, "ts_ns", 0);
-    return x < y ? -1 : x > y;
+    const struct call_rec *x = *(const struct call_rec *const *)a, *y = *(const struct call_rec *const *)b;
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns ? 1 : (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-static json_t **sorted_calls(const struct trace *t, size_t *n)
+static const struct call_rec **sorted_calls(const struct trace *t)
 {
-    *n = json_array_size(t->calls);
-    json_t **v = malloc(sizeof *v * (*n + 1));
-    for (size_t i = 0; i < *n; i++) v[i] = json_array_get(t->calls, i);
-    qsort(v, *n, sizeof *v, cmp_ts);
+    const struct call_rec **v = malloc(sizeof *v * (t->nrecs + 1));
+    for (size_t i = 0; i < t->nrecs; i++) v[i] = &t->recs[i];
+    qsort(v, t->nrecs, sizeof *v, cmp_ts);
     return v;
 }
 
@@ -97,6 +96,7 @@ int cmd_diff(int argc, char **argv)
     }
     struct trace g, b;
     char err[1024];
+    trace_keep_all_calls = 1;
     if (trace_load(files[0], &g, err, sizeof err)) { fprintf(stderr, "cudashim diff: %s\n", err); return EXIT_BAD_TRACE; }
     if (trace_load(files[1], &b, err, sizeof err)) { fprintf(stderr, "cudashim diff: %s\n", err); trace_free(&g); return EXIT_BAD_TRACE; }
     json_t *out = json_pack("{s:[], s:[], s:[], s:n}", "libraries", "missing_symbols", "new_findings", "first_divergence");
@@ -141,27 +141,26 @@ int cmd_diff(int argc, char **argv)
     }
     json_decref(good_findings);
     /* The first call (in BAD's time order) whose result differs from GOOD's same occurrence. */
-    size_t ng, nb;
-    json_t **cg = sorted_calls(&g, &ng), **cb = sorted_calls(&b, &nb);
+    size_t ng = g.nrecs, nb = b.nrecs;
+    const struct call_rec **cg = sorted_calls(&g), **cb = sorted_calls(&b);
     /* GOOD's calls indexed by identity (API, n-th occurrence): one pass over each trace. */
     json_t *by_api = json_object();
     for (size_t x = 0; x < ng; x++) {
-        const char *api = jstr(cg[x], "api");
-        json_t *list = json_object_get(by_api, api);
-        if (!list) json_object_set_new(by_api, api, list = json_array());
+        json_t *list = json_object_get(by_api, cg[x]->api);
+        if (!list) json_object_set_new(by_api, cg[x]->api, list = json_array());
         json_array_append_new(list, json_integer((json_int_t)x));
     }
     json_t *seen_b = json_object();
     long div = -1, gmatch = -1;
     for (size_t k = 0; k < nb && div < 0; k++) {
-        const char *api = jstr(cb[k], "api");
+        const char *api = cb[k]->api;
         long long nth = jint(seen_b, api, 0);
         json_object_set_new(seen_b, api, json_integer(nth + 1));
         json_t *at = json_array_get(json_object_get(by_api, api), (size_t)nth);
         if (at) {
             size_t x = (size_t)json_integer_value(at);
-            if (jint(cg[x], "result", 0) != jint(cb[k], "result", 0)) div = (long)k, gmatch = (long)x;
-        } else if (jint(cb[k], "result", 0) != 0) {
+            if (cg[x]->result != cb[k]->result) div = (long)k, gmatch = (long)x;
+        } else if (cb[k]->result != 0) {
             div = (long)k;  /* GOOD never made this call */
         }
     }
@@ -169,9 +168,13 @@ int cmd_diff(int argc, char **argv)
     json_decref(by_api);
     if (div >= 0) {
         json_t *ctx = json_array();
-        for (long k = div - 3 < 0 ? 0 : div - 3; k < div; k++) json_array_append(ctx, cb[k]);
-        json_object_set_new(out, "first_divergence", json_pack("{s:O, s:O, s:o}", "bad", cb[div], "good",
-                                                               gmatch >= 0 ? cg[gmatch] : json_null(), "before", ctx));
+        for (long k = div - 3 < 0 ? 0 : div - 3; k < div; k++) {
+            json_t *c = trace_read_call(&b, cb[k]);
+            if (c) json_array_append_new(ctx, c);
+        }
+        json_t *bad_call = trace_read_call(&b, cb[div]), *good_call = gmatch >= 0 ? trace_read_call(&g, cg[gmatch]) : NULL;
+        json_object_set_new(out, "first_divergence", json_pack("{s:o, s:o, s:o}", "bad", bad_call ? bad_call : json_null(),
+                                                               "good", good_call ? good_call : json_null(), "before", ctx));
     }
     int differs = json_array_size(libs) || json_array_size(json_object_get(out, "missing_symbols")) ||
                   json_array_size(json_object_get(out, "new_findings")) || div >= 0;
@@ -226,7 +229,7 @@ int cmd_diff(int argc, char **argv)
             else printf("    (the good run did not record this call)\n");
         }
     }
-    free(cg), free(cb);
+    free((void *)cg), free((void *)cb);
     json_decref(out);
     trace_free(&g), trace_free(&b);
     return differs ? EXIT_FINDINGS : EXIT_CLEAN;

@@ -14,14 +14,6 @@ static const char *base(const char *p)
 
 static int sev_rank(const char *s) { return !strcmp(s, "error") ? 0 : !strcmp(s, "warning") ? 1 : 2; }
 
-static int is_failure(json_t *c)
-{
-    long long r = jint(c, "result", 0);
-    const char *api = jstr(c, "api");
-    if (!r || (r == 600 && !strcmp(jstr(c, "lib"), "cuda"))) return 0;      /* CUDA_ERROR_NOT_READY: an answer */
-    if (!strncmp(api, "cuGetProcAddress", 16) && r == 500) return 0;       /* "no such function": an answer */
-    return 1;
-}
 
 static void argv_text(const struct trace *t, char *buf, size_t cap)
 {
@@ -57,22 +49,25 @@ json_t *report_failures(const struct trace *t)
     size_t i;
     json_t *c;
     json_array_foreach(t->calls, i, c) {
-        if (!is_failure(c)) continue;
+        if (!call_is_failure(c)) continue;
         size_t j;
         json_t *g, *found = NULL;
         json_array_foreach(groups, j, g)
             if (!strcmp(jstr(g, "api"), jstr(c, "api")) && jint(g, "result", 0) == jint(c, "result", 0)) found = g;
-        if (found) {
-            json_object_set_new(found, "count", json_integer(jint(found, "count", 0) + 1));
-            continue;
-        }
+        if (found) continue;
         json_t *first = json_deep_copy(c);
         json_object_del(first, "type");
         json_array_append_new(groups, json_pack("{s:s, s:I, s:O, s:I, s:o}", "api", jstr(c, "api"), "result",
                                                 (json_int_t)jint(c, "result", 0), "result_name",
                                                 json_object_get(c, "result_name") ? json_object_get(c, "result_name")
                                                                                   : json_null(),
-                                                "count", (json_int_t)1, "first", first));
+                                                "count", (json_int_t)0, "first", first));
+    }
+    /* Every failing call was counted as it was read, even those not held whole. */
+    json_array_foreach(groups, i, c) {
+        char key[256];
+        snprintf(key, sizeof key, "%s\t%lld", jstr(c, "api"), jint(c, "result", 0));
+        json_object_set_new(c, "count", json_integer(jint(t->failure_counts, key, 1)));
     }
     /* The summary counts failures that were not written (beyond CUDASHIM_MAX_ERRORS_PER_API). */
     json_t *errs = json_object_get(t->summary, "errors");

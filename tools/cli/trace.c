@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -21,7 +23,56 @@ long long jint(json_t *o, const char *key, long long dflt)
     return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
 }
 
+int trace_keep_all_calls;
+
+int call_is_failure(json_t *c)
+{
+    long long r = jint(c, "result", 0);
+    const char *api = jstr(c, "api");
+    if (!r || (r == 600 && !strcmp(jstr(c, "lib"), "cuda"))) return 0;      /* CUDA_ERROR_NOT_READY: an answer */
+    if (!strncmp(api, "cuGetProcAddress", 16) && r == 500) return 0;       /* "no such function": an answer */
+    return 1;
+}
+
 static void add(json_t **arr, json_t *e);
+
+/* A call line: counted if it failed, held whole if it is worth showing, and kept compact. */
+static void add_call(struct trace *t, json_t *e, long offset)
+{
+    int failed = call_is_failure(e), keep = 0;
+    if (failed) {
+        char key[256];
+        snprintf(key, sizeof key, "%s\t%lld", jstr(e, "api"), jint(e, "result", 0));
+        long long n = jint(t->failure_counts, key, 0);
+        json_object_set_new(t->failure_counts, key, json_integer(n + 1));
+        keep = n < CALLS_KEPT_PER_GROUP;
+    } else if (*jstr(e, "symbol") && (jint(e, "result", 0) || (*jstr(e, "status") && strcmp(jstr(e, "status"), "CU_GET_PROC_ADDRESS_SUCCESS")))) {
+        keep = json_array_size(t->calls) < 100000;  /* a lookup that found nothing */
+    } else if (*jstr(e, "name") || *jstr(e, "compute_capability")) {
+        keep = json_array_size(t->calls) < 100000;  /* what the device is */
+    }
+    if (keep) json_array_append(t->calls, e);
+    if (!trace_keep_all_calls) return;
+    const char *api = jstr(e, "api");
+    json_t *interned = json_object_get(t->names, api);
+    if (!interned) json_object_set_new(t->names, api, interned = json_string(api));
+    if (t->nrecs % 65536 == 0) t->recs = realloc(t->recs, sizeof *t->recs * (t->nrecs + 65536));
+    t->recs[t->nrecs++] = (struct call_rec){ json_string_value(interned), jint(e, "ts_ns", 0), jint(e, "dur_ns", 0),
+                                             offset, (int)jint(e, "result", 0), (int)jint(e, "tid", 0) };
+}
+
+json_t *trace_read_call(const struct trace *t, const struct call_rec *r)
+{
+    FILE *f = fopen(t->file, "r");
+    if (!f) return NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    json_t *e = NULL;
+    if (!fseek(f, r->offset, SEEK_SET) && getline(&line, &cap, f) > 0) e = json_loads(line, 0, NULL);
+    free(line);
+    fclose(f);
+    return e;
+}
 
 /* A library's line may come again once its version is known: the last one per path counts. */
 static void add_library(struct trace *t, json_t *e)
@@ -48,6 +99,7 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
     memset(t, 0, sizeof *t);
     t->file = strdup(path);
     t->calls = json_array(), t->findings = json_array(), t->libraries = json_array();
+    t->failure_counts = json_object(), t->names = json_object();
     t->runtimes = json_array(), t->systems = json_array(), t->hangs = json_array();
     FILE *f = fopen(path, "r");
     if (!f) { snprintf(err, cap, "%s: %s", path, strerror(errno)); return -1; }
@@ -56,8 +108,23 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
     ssize_t len;
     int lineno = 0, pending_error = 0;
     char pending[512] = "";
+    long offset = 0, next = 0;
+    struct stat st;
+    long long size = fstat(fileno(f), &st) ? 0 : (long long)st.st_size;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int tty = isatty(2), shown = 0;
     while ((len = getline(&line, &lcap, f)) >= 0) {
         lineno++;
+        offset = next;
+        next += len;
+        if (tty && !(lineno & 0xffff)) {  /* progress, for inputs that take more than a second */
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - t0.tv_sec >= 1) {
+                fprintf(stderr, "\rcudashim: reading %s: %lld of %lld MB", path, (long long)next >> 20, size >> 20);
+                shown = 1;
+            }
+        }
         if (pending_error) {  /* a bad line followed by more lines: not a cut last line */
             snprintf(err, cap, "%s", pending);
             free(line), fclose(f);
@@ -97,7 +164,8 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
             }
             if (!t->header) t->header = json_incref(e);
             t->start_mono_ns = jint(e, "start_mono_ns", 0);
-        } else if (!strcmp(type, "call")) add(&t->calls, e);
+            t->start_unix_ns = jint(e, "start_unix_ns", 0);
+        } else if (!strcmp(type, "call")) add_call(t, e, offset);
         else if (!strcmp(type, "finding")) add(&t->findings, e);
         else if (!strcmp(type, "library")) add_library(t, e);
         else if (!strcmp(type, "runtime")) add(&t->runtimes, e);
@@ -117,6 +185,7 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
     }
     free(line);
     fclose(f);
+    if (shown) fprintf(stderr, "\r%*s\r", 100, "");
     if (pending_error) t->cut_last_line = 1;
     if (!t->header) { snprintf(err, cap, "%s: empty trace", path); return -1; }
     return 0;
@@ -128,6 +197,8 @@ void trace_free(struct trace *t)
     json_decref(t->header), json_decref(t->summary), json_decref(t->crash), json_decref(t->handlers);
     json_decref(t->calls), json_decref(t->findings), json_decref(t->libraries), json_decref(t->runtimes);
     json_decref(t->systems), json_decref(t->hangs);
+    json_decref(t->failure_counts), json_decref(t->names);
+    free(t->recs);
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
