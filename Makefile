@@ -28,7 +28,7 @@ FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
 CLI_HDR := $(wildcard tools/cli/*.h) shim/fatbin.h shim/image_explain.h shim/reference_data.h
 
-.PHONY: all check check-real stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
+.PHONY: bench-cli all check check-real stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
@@ -85,6 +85,9 @@ tsan:
 
 bench: all
 	BUILD=$(BUILD) CC="$(CC)" tests/bench/run-bench.sh
+# The cudashim command on a 1M-call trace, two 100k-call traces and 2048 rank traces (figures).
+bench-cli: all
+	BUILD=$(BUILD) tests/bench/cli-bench.sh
 bench-smoke: all
 	BENCH_QUICK=1 BUILD=$(BUILD) CC="$(CC)" tests/bench/run-bench.sh
 

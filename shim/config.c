@@ -70,6 +70,19 @@ static int parse_seconds(const char *s, double *out)
     return 1;
 }
 
+/* A size: digits with an optional K, M or G (powers of 1024), at least 1 MiB, below 1 TiB. */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s || !strchr("0123456789", *s)) return 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned long long mul = !*end ? 1 : !strcmp(end, "K") || !strcmp(end, "k") ? 1ULL << 10 :
+                             !strcmp(end, "M") || !strcmp(end, "m") ? 1ULL << 20 : !strcmp(end, "G") || !strcmp(end, "g") ? 1ULL << 30 : 0;
+    if (!mul || v > (1ULL << 40) / mul || v * mul < (1ULL << 20) || v * mul >= (1ULL << 40)) return 0;
+    *out = v * mul;
+    return 1;
+}
+
 /* Whether s is a value CUDASHIM_<cs_vars[i]> accepts (the same checks as at start-up). */
 int cs_config_value_ok(int i, const char *s)
 {
@@ -81,6 +94,7 @@ int cs_config_value_ok(int i, const char *s)
     case CS_COUNT: return parse_count(s, &n);
     case CS_ENUM: return enum_ok(i, s);
     case CS_SECONDS: return !*s || parse_seconds(s, &d);
+    case CS_BYTES: return !*s || parse_bytes(s, &n);
     case CS_STRING: return 1;
     }
     return 0;
@@ -106,6 +120,9 @@ void cs_config_load(void)
         double secs = 0;
         if (v->type == CS_SECONDS && s && *s && !parse_seconds(s, &secs))
             warn(v->name, s, "a number of seconds from 0.1 to 604800"), s = NULL;
+        uint64_t bytes = 0;
+        if (v->type == CS_BYTES && s && *s && !parse_bytes(s, &bytes))
+            warn(v->name, s, "a size of at least 1M (e.g. 500M or 2G)"), s = NULL;
         if (v->type == CS_STRING && s && !*s) s = NULL;
         if (!s) s = d;
         if (v->type == CS_BOOL) cs_parse_bool(s, &b);
@@ -115,6 +132,7 @@ void cs_config_load(void)
         case CS_CFG_TRACE_FILE: cs_cfg.trace_file = s; break;
         case CS_CFG_TRACE_DIR: cs_cfg.trace_dir = s; break;
         case CS_CFG_TRACE_ALL: cs_cfg.trace_all = b; break;
+        case CS_CFG_TRACE_MAX: cs_cfg.trace_max = bytes; break;
         case CS_CFG_RING_SIZE: cs_cfg.ring_size = n; break;
         case CS_CFG_SUMMARY: cs_cfg.summary = b; break;
         case CS_CFG_STDERR: cs_cfg.stderr_on = b; break;

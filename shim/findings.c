@@ -10,10 +10,12 @@
 #include "internal.h"
 
 #define MAX_FINDINGS 64
-static struct kept { char id[48], key[256], summary[1024], fix[1024]; enum cs_severity sev; } kept[MAX_FINDINGS];
+static struct kept { char id[48], key[256], summary[1024], fix[1024], evidence[2048]; enum cs_severity sev; } kept[MAX_FINDINGS];
 static int nkept;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *const sev_names[] = { "info", "warning", "error" };
+static void write_finding(const char *id, enum cs_severity sev, const char *summary, const char *fix,
+                          const char *evidence_json);
 
 void cs_finding(const char *id, enum cs_severity sev, const char *key, const char *summary, const char *fix,
                 const char *evidence_json)
@@ -30,9 +32,27 @@ void cs_finding(const char *id, enum cs_severity sev, const char *key, const cha
         snprintf(k->key, sizeof k->key, "%s", key ? key : "");
         snprintf(k->summary, sizeof k->summary, "%s", summary);
         snprintf(k->fix, sizeof k->fix, "%s", fix);
+        /* kept whole or not at all: a cut JSON object would make the rewritten line invalid */
+        snprintf(k->evidence, sizeof k->evidence, "%s",
+                 evidence_json && *evidence_json && strlen(evidence_json) < sizeof k->evidence ? evidence_json : "{}");
         k->sev = sev;
     }
     pthread_mutex_unlock(&lock);
+    write_finding(id, sev, summary, fix, evidence_json);
+}
+
+/* A trace continued in a new file (CUDASHIM_TRACE_MAX) says every finding again. */
+void cs_findings_rewrite(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = nkept;
+    pthread_mutex_unlock(&lock);
+    for (int i = 0; i < n; i++) write_finding(kept[i].id, kept[i].sev, kept[i].summary, kept[i].fix, kept[i].evidence);
+}
+
+static void write_finding(const char *id, enum cs_severity sev, const char *summary, const char *fix,
+                          const char *evidence_json)
+{
     char line[8192];
     struct cs_buf b = { line, 0, sizeof line - 2 };
     cs_put(&b, "{\"type\":\"finding\",\"id\":"); cs_put_str(&b, id);

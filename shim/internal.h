@@ -12,7 +12,7 @@
 #define CS_TRACE_VERSION 1
 
 /* config.c */
-enum cs_var_type { CS_BOOL, CS_STRING, CS_COUNT, CS_ENUM, CS_SECONDS };
+enum cs_var_type { CS_BOOL, CS_STRING, CS_COUNT, CS_ENUM, CS_SECONDS, CS_BYTES };
 enum {
 #define CS_VAR(name, type, def, doc) CS_CFG_##name,
 #include "config_table.h"
@@ -29,6 +29,7 @@ extern const struct cs_var cs_vars[CS_CFG_COUNT];
 struct cs_config {
     int disable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
     uint64_t ring_size, max_errors_per_api, max_key_calls_per_api;
+    uint64_t trace_max;  /* bytes per trace part; 0: no limit */
     double hang_timeout_s;
     const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches, *hang_timeout;
 };

@@ -76,6 +76,7 @@ int cs_is_cuda_library_name(const char *base, size_t len)
 }
 
 static struct cs_library libs[CS_MAX_LIBRARIES];
+static int _Atomic rewrite_all;  /* a new trace part: every library line again */
 /* Entries are complete before they are published (nlibs); what the scanner learns later (a
  * version) is stored under this lock, and rules read under it. */
 static pthread_rwlock_t inv_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -401,6 +402,8 @@ void cs_inventory_refresh(int asking)
         if (!strcmp(l->kind, "nccl")) cs_nccl_version_known((int)l->code);
         changed = 1;
     }
+    if (atomic_exchange(&rewrite_all, 0))
+        for (int i = 0; i < after; i++) libs[i].written = 0;
     for (int i = 0; i < after; i++) {
         struct cs_library *l = &libs[i];
         int constant = 0;
@@ -454,6 +457,12 @@ const struct cs_library *cs_library_of_path(const char *path)
     for (int i = 0; i < n; i++)
         if (!strcmp(libs[i].path, real)) return &libs[i];
     return NULL;
+}
+
+void cs_inventory_rewrite(void)
+{
+    atomic_store(&rewrite_all, 1);
+    cs_scan_request();
 }
 
 void cs_inventory_after_fork(void)

@@ -37,6 +37,8 @@ void cs_finding(const char *id, enum cs_severity sev, const char *key, const cha
                 const char *evidence_json);
 void cs_findings_stderr(void);
 void cs_findings_after_fork(void);
+void cs_findings_rewrite(void);   /* every finding again, into a new trace part */
+void cs_inventory_rewrite(void);  /* every library line again, into a new trace part (by the scanner) */
 int cs_findings_count(enum cs_severity min);
 
 /* diagnose.c: the rules. Each is called where its evidence appears. */

@@ -129,12 +129,16 @@ static void put_system(struct cs_buf *b)
     cs_put(b, "}");
 }
 
+static char header_line[1 << 18];  /* written once per process; again at the top of each new part */
+static size_t header_len;
+static unsigned parts;  /* how many times the trace was continued in a new file (CUDASHIM_TRACE_MAX) */
+
 static void write_header(void)
 {
-    static char line[1 << 18];  /* written once per process, by the thread that opens the trace */
+    char *line = header_line;
     char host[256] = "unknown";
     int argv_cut = 0;
-    struct cs_buf b = { line, 0, sizeof line - 2 };
+    struct cs_buf b = { line, 0, sizeof header_line - 2 };
     gethostname(host, sizeof host - 1);
     const char *rank = rank_string();
     cs_put(&b, "{\"type\":\"header\",\"format\":\"" CS_TRACE_FORMAT "\",\"version\":");
@@ -179,7 +183,7 @@ static void write_header(void)
         cs_put_str(&b, name); cs_put(&b, ":"); cs_put_str(&b, v);
     }
     cs_put(&b, "}}\n");
-    if (b.len >= sizeof line - 2) {  /* never a cut line: the header without argv and env, saying so */
+    if (b.len >= sizeof header_line - 2) {  /* never a cut line: the header without argv and env, saying so */
         atomic_fetch_add(&cs_lines_truncated, 1);
         b.len = 0;
         cs_put(&b, "{\"type\":\"header\",\"format\":\"" CS_TRACE_FORMAT "\",\"version\":");
@@ -188,8 +192,39 @@ static void write_header(void)
         cs_put(&b, ",\"shim_version\":\"" CS_VERSION "\",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
         cs_put(&b, ",\"truncated\":true}\n");
     }
+    header_len = b.len;
     if (write(trace_fd, line, b.len) == (ssize_t)b.len) atomic_fetch_add(&cs_lines_written, 1);
     else atomic_fetch_add(&cs_lines_unwritable, 1);
+}
+
+/* CUDASHIM_TRACE_MAX reached: the file becomes NAME.prev (an older one goes) and the trace goes
+ * on in a new NAME, which starts with the same header and a "continued" line; the libraries and
+ * findings are written into it again once the lock is released (cs_write_line). With
+ * write_lock held. 0 when the rotation failed (the limit is then dropped, nothing is lost). */
+static int rotate(void)
+{
+    char prev[sizeof path + 8];
+    snprintf(prev, sizeof prev, "%s.prev", path);
+    if (rename(path, prev)) goto give_up;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) goto give_up;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+    if (high >= 0) { close(fd); fd = high; }
+    struct stat st;
+    if (fstat(fd, &st)) { close(fd); goto give_up; }
+    close(trace_fd);
+    trace_fd = fd, trace_dev = st.st_dev, trace_ino = st.st_ino;
+    parts++;
+    char cont[256];
+    const char *base = strrchr(prev, '/');
+    int n = snprintf(cont, sizeof cont, "{\"type\":\"continued\",\"part\":%u,\"previous\":\"%s\"}\n", parts + 1,
+                     base ? base + 1 : prev);
+    if (write(trace_fd, header_line, header_len) == (ssize_t)header_len) atomic_fetch_add(&cs_lines_written, 1);
+    if (n > 0 && (size_t)n < sizeof cont && write(trace_fd, cont, (size_t)n) == n) atomic_fetch_add(&cs_lines_written, 1);
+    return 1;
+give_up:
+    cs_cfg.trace_max = 0;
+    return 0;
 }
 
 /* Create the file once, 0600, never following a link or reusing an existing file. */
@@ -288,6 +323,11 @@ void cs_write_line(const char *line, size_t len)
         say_loss("the file-size limit (ulimit -f) is reached");
         ok = 0;
     }
+    /* The size limit: never inside the crash handler (the record goes where the trace is). */
+    int rotated = 0;
+    if (ok && locked && cs_cfg.trace_max && !atomic_load(&cs_crash_active) && (uint64_t)st.st_size + len > cs_cfg.trace_max &&
+        (uint64_t)st.st_size > header_len)
+        rotated = rotate();
     while (ok && len) {
         ssize_t n = write(trace_fd, line, len);
         if (n < 0 && errno == EINTR) continue;
@@ -302,6 +342,11 @@ void cs_write_line(const char *line, size_t len)
     }
     if (locked) pthread_mutex_unlock(&write_lock);
     atomic_fetch_add(ok ? &cs_lines_written : &cs_lines_unwritable, 1);
+    if (rotated) {
+        /* The new part says again what the process loaded and what was found. */
+        cs_findings_rewrite();
+        cs_inventory_rewrite();
+    }
     errno = e;
 }
 

@@ -48,6 +48,20 @@ assert calls and all({"name", "ts", "dur", "pid", "tid", "cat"} <= e.keys() for 
 assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in ev)
 assert any(e.get("args", {}).get("failed") and e["name"] == "cuMemAlloc_v2" for e in calls)
 assert any(e["ph"] == "i" and e["name"].startswith("FAILED cuLaunchKernel") for e in ev)
+ts = [e["ts"] for e in ev if e["ph"] != "M"]
+assert ts == sorted(ts) and min(ts) >= 0, "events sorted, none before the start"
+assert all(len(repr(e["ts"])) <= 16 for e in ev if "ts" in e), "compact times"
+PY
+# Several traces: one timeline, a process each.
+"$CLI" export --chrome "$ROOT/tests/fixtures/traces/rank0.jsonl" "$ROOT/tests/fixtures/traces/rank1.jsonl" -o "$TMP/ranks.json"
+python3 - "$TMP/ranks.json" <<'PY' || fail "Chrome export of two ranks"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = [e for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
+assert len(procs) == 2 and len({e["pid"] for e in procs}) == 2, procs
+assert all("rank" in e["args"]["name"] for e in procs), procs
+ts = [e["ts"] for e in ev if e["ph"] != "M"]
+assert ts == sorted(ts) and min(ts) >= 0
 PY
 
 # bugreport: none of the planted secrets survives; the home directory becomes ~.

@@ -104,4 +104,26 @@ for leak in AAAAAAAAAAAAAAAAAAAA BBBBBBBBBBBBBBBBBBBB IOSFODNN7EXAMPLE hunter1 h
     grep -q -- "$leak" "$TMP/report.md" && { grep -- "$leak" "$TMP/report.md"; fail "the bug report leaks $leak"; }
 done
 grep -q "db.example.com" "$TMP/report.md" || fail "redaction ate the URL's host"
+
+# 12. CUDASHIM_TRACE_MAX: a trace of 60,000 calls in ALL mode stays within twice 1 MiB on disk;
+#     the newest part starts with the header and says again what was loaded and found; the
+#     command reads both parts as one trace.
+compile many_calls tests/programs/many_calls.c -L"$FAKES" -lcuda
+mkdir -p "$TMP/max"
+LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 CUDASHIM_TRACE_ALL=1 CUDASHIM_TRACE_MAX=1M \
+    CUDASHIM_TRACE_FILE=capped.jsonl CUDASHIM_TRACE_DIR="$TMP/max" with_shim ./many_calls 60000 >"$TMP/max.out" 2>/dev/null
+assert_eq "$(cat "$TMP/max.out")" "done 60000" "the program under a size limit"
+for f in "$TMP/max/capped.jsonl" "$TMP/max/capped.jsonl.prev"; do
+    [ -e "$f" ] || fail "no $f: $(ls "$TMP/max")"
+    size=$(stat -c %s "$f")
+    [ "$size" -le $((1024 * 1024 + 4096)) ] || fail "$f is $size bytes, above the limit"
+    head -n 1 "$f" | grep -q '"type":"header"' || fail "$f does not start with the header"
+done
+[ "$(ls "$TMP/max" | wc -l)" = 2 ] || fail "more than two parts on disk: $(ls "$TMP/max")"
+grep -q '"type":"continued"' "$TMP/max/capped.jsonl" || fail "the new part does not say it continues"
+grep -q '"type":"library","kind":"driver"' "$TMP/max/capped.jsonl" || fail "the new part lacks the library lines"
+grep -q '"id":"driver-too-old"' "$TMP/max/capped.jsonl" || fail "the new part lacks the early finding"
+"$CLI" report "$TMP/max/capped.jsonl" >"$TMP/max.txt" || true
+grep -q "CUDASHIM_TRACE_MAX and went on in part" "$TMP/max.txt" || { cat "$TMP/max.txt"; fail "report does not say the trace was continued"; }
+assert_eq "$(grep -c "^  error   driver-too-old" "$TMP/max.txt")" 1 "the finding said once, not once per part"
 echo ok

@@ -21,10 +21,12 @@ struct call_rec {
     long long ts_ns, dur_ns;
     long offset;             /* of its line in the file */
     int result, tid;
+    int part;                /* 0: the file itself; 1: its older part, FILE.prev (CUDASHIM_TRACE_MAX) */
 };
 
 struct trace {
     char *file;
+    char *prev_file;         /* FILE.prev when the trace was continued in FILE, else NULL */
     json_t *header, *summary, *crash, *handlers;
     json_t *findings, *libraries, *runtimes, *systems, *hangs;  /* arrays, in file order */
     /* The calls worth holding whole (failing ones, at most CALLS_KEPT_PER_GROUP per API and
@@ -35,6 +37,7 @@ struct trace {
     size_t nrecs;
     json_t *names;
     int cut_last_line;       /* the process died while writing its last line */
+    int part;                /* the newest part's number when the trace was continued (1: never) */
     long long start_mono_ns, start_unix_ns;
 };
 

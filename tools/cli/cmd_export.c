@@ -1,7 +1,13 @@
-/* cudashim export --chrome TRACE [-o FILE]: Chrome Trace Event JSON (Perfetto, chrome://tracing).
- * Each thread is a track; each call a complete event ("X") with its result in args; failing
- * calls are coloured and also marked with an instant event; findings and the crash are global
- * instant events. Times are microseconds from the trace's start. */
+/* cudashim export --chrome TRACE|DIR... [-o FILE]: Chrome Trace Event JSON (Perfetto,
+ * chrome://tracing), one timeline for any number of processes or ranks. Each process is a pid
+ * with its command and rank as its name, each thread a named track; each call a complete event
+ * ("X") with its fields in args; failing calls are coloured and also marked with an instant
+ * event; findings and crashes are instant events. Times are microseconds from the earliest
+ * event of all the traces (the processes' clocks are aligned through their wall-clock start),
+ * written with nanosecond precision and no more; events are sorted by time.
+ *
+ * Streams: the traces are read once for the compact call records (trace.c), and each call's line
+ * is read again from its offset only while it is written. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,93 +15,222 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cudashim export --chrome TRACE [-o FILE]\n"
+    fprintf(f, "usage: cudashim export --chrome TRACE|DIR... [-o FILE]\n"
                "  Chrome Trace Event JSON, for https://ui.perfetto.dev or chrome://tracing (default: stdout).\n"
-               "  In default mode a trace holds only failing and key calls; record with `cudashim run --all`\n"
-               "  for a full timeline.\n");
+               "  Several traces (the ranks of a job) make one timeline, a process each. In default mode a\n"
+               "  trace holds only failing and key calls; record with `cudashim run --all` for a full timeline.\n");
 }
 
-static double us(const struct trace *t, long long ns) { return (double)(ns - t->start_mono_ns) / 1000.0; }
+enum { EV_CALL, EV_FINDING, EV_CRASH };
+struct event { long long t_ns; int trace, kind; size_t rec; };
+
+static int by_time(const void *a, const void *b)
+{
+    const struct event *x = a, *y = b;
+    if (x->t_ns != y->t_ns) return x->t_ns < y->t_ns ? -1 : 1;
+    if (x->trace != y->trace) return x->trace < y->trace ? -1 : 1;
+    return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
+/* A process's monotonic time on the common wall-clock axis. */
+static long long wall(const struct trace *t, long long mono_ns)
+{
+    return t->start_unix_ns ? t->start_unix_ns + (mono_ns - t->start_mono_ns) : mono_ns;
+}
+
+static int call_failed(const struct call_rec *r, const char *lib)
+{
+    if (!r->result || (r->result == 600 && !strcmp(lib, "cuda"))) return 0;
+    return !(r->result == 500 && !strncmp(r->api, "cuGetProcAddress", 16));
+}
+
+struct out { FILE *f; int first; long long base; };
+
+static void put_event(struct out *o, json_t *e)
+{
+    char *s = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    fprintf(o->f, "%s\n%s", o->first ? "" : ",", s);
+    o->first = 0;
+    free(s);
+}
+
+/* Microseconds from the base, to the nanosecond: a string of digits, not 17 of them. */
+static json_t *us(const struct out *o, long long wall_ns)
+{
+    long long d = wall_ns - o->base;
+    if (d < 0) d = 0;
+    return json_real((double)(d / 1000) + (double)(d % 1000) / 1000.0);
+}
+
+/* A name written into JSON by hand: identifier characters only (a damaged trace cannot break
+ * the document). */
+static void plain(char *out, size_t cap, const char *s)
+{
+    size_t n = 0;
+    for (; *s && n + 1 < cap; s++)
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.')
+            out[n++] = *s;
+    out[n] = 0;
+}
+
+/* A finding (at the time it was written) or a crash, as an instant event on its process. */
+static void put_marker(struct out *o, const struct trace *t, json_int_t pid, const struct event *v)
+{
+    char name[256];
+    json_t *e;
+    if (v->kind == EV_FINDING) {
+        json_t *x = json_array_get(t->findings, v->rec);
+        snprintf(name, sizeof name, "%s: %s", jstr(x, "severity"), jstr(x, "id"));
+        e = json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:{s:s, s:s}}", "name", name, "cat", "finding", "ph", "i", "ts",
+                      us(o, v->t_ns), "pid", pid, "tid", (json_int_t)0, "s", "p", "args", "summary", jstr(x, "summary"),
+                      "fix", jstr(x, "fix"));
+    } else {
+        snprintf(name, sizeof name, "CRASH %s", jstr(t->crash, "signal_name"));
+        e = json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:s, s:O}", "name", name, "cat", "crash", "ph", "i", "ts",
+                      us(o, v->t_ns), "pid", pid, "tid", (json_int_t)jint(t->crash, "tid", 0), "s", "p", "cname", "terrible",
+                      "args", t->crash);
+    }
+    put_event(o, e);
+    json_decref(e);
+}
 
 int cmd_export(int argc, char **argv)
 {
-    const char *out = NULL, *file = NULL;
-    int chrome = 0;
+    const char *out = NULL;
+    int chrome = 0, npaths = 0, options_done = 0;
+    char **paths = calloc((size_t)argc, sizeof *paths);
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--chrome")) chrome = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return EXIT_CLEAN; }
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-        else if (argv[i][0] == '-') { fprintf(stderr, "cudashim export: unknown option %s\n", argv[i]); return EXIT_USAGE; }
-        else if (!file) file = argv[i];
-        else { usage(stderr); return EXIT_USAGE; }
-    }
-    if (!chrome || !file) { usage(stderr); return EXIT_USAGE; }
-    struct trace t;
-    char err[1024];
-    if (trace_load(file, &t, err, sizeof err)) { fprintf(stderr, "cudashim export: %s\n", err); trace_free(&t); return EXIT_BAD_TRACE; }
-    json_int_t pid = jint(t.header, "pid", 0);
-    json_t *ev = json_array();
-    char pname[512];
-    json_t *argv0 = json_array_get(json_object_get(t.header, "argv"), 0);
-    snprintf(pname, sizeof pname, "%s %s", json_is_string(argv0) ? json_string_value(argv0) : "process", trace_label(&t));
-    json_array_append_new(ev, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", pid,
-                                        "tid", (json_int_t)0, "args", "name", pname));
-    json_t *tids = json_object();
-    size_t i;
-    json_t *c;
-    json_array_foreach(t.calls, i, c) {
-        json_int_t tid = jint(c, "tid", 0);
-        char key[32];
-        snprintf(key, sizeof key, "%lld", (long long)tid);
-        if (!json_object_get(tids, key)) {
-            json_object_set_new(tids, key, json_true());
-            char tname[64];
-            snprintf(tname, sizeof tname, "thread %lld", (long long)tid);
-            json_array_append_new(ev, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "thread_name", "ph", "M",
-                                                "pid", pid, "tid", tid, "args", "name", tname));
+        const char *a = argv[i];
+        if (options_done || a[0] != '-' || !a[1]) paths[npaths++] = argv[i];
+        else if (!strcmp(a, "--chrome")) chrome = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(paths); return EXIT_CLEAN; }
+        else if (!strcmp(a, "-o")) {
+            if (i + 1 >= argc) { fprintf(stderr, "cudashim export: -o needs a file name\n"); free(paths); return EXIT_USAGE; }
+            out = argv[++i];
         }
-        json_t *args = json_deep_copy(c);
+        else if (!strcmp(a, "--")) options_done = 1;
+        else { fprintf(stderr, "cudashim export: unknown option %s\n", a); usage(stderr); free(paths); return EXIT_USAGE; }
+    }
+    if (!chrome) { fprintf(stderr, "cudashim export: say which format (--chrome is the one there is)\n"); free(paths); return EXIT_USAGE; }
+    if (!npaths) { usage(stderr); free(paths); return EXIT_USAGE; }
+    trace_keep_all_calls = 1;
+    struct trace *ts;
+    int n;
+    int bad = traces_load(npaths, paths, &ts, &n);
+    free(paths);
+    if (!n) return EXIT_BAD_TRACE;
+
+    /* Every call of every trace, on one axis, sorted. */
+    size_t total = 0;
+    for (int k = 0; k < n; k++) total += ts[k].nrecs + json_array_size(ts[k].findings) + 1;
+    struct event *ev = malloc(sizeof *ev * (total + 1));
+    size_t m = 0;
+    long long base = 0;
+    int have_base = 0;
+    for (int k = 0; k < n; k++) {
+        long long start = wall(&ts[k], ts[k].start_mono_ns);
+        if (!have_base || start < base) base = start, have_base = 1;
+        for (size_t r = 0; r < ts[k].nrecs; r++) {
+            ev[m] = (struct event){ wall(&ts[k], ts[k].recs[r].ts_ns), k, EV_CALL, r };
+            if (ev[m].t_ns < base) base = ev[m].t_ns;
+            m++;
+        }
+        for (size_t r = 0; r < json_array_size(ts[k].findings); r++)
+            ev[m++] = (struct event){ wall(&ts[k], jint(json_array_get(ts[k].findings, r), "ts_ns", ts[k].start_mono_ns)),
+                                      k, EV_FINDING, r };
+        if (ts[k].crash)
+            ev[m++] = (struct event){ wall(&ts[k], jint(ts[k].crash, "mono_ns", ts[k].start_mono_ns)), k, EV_CRASH, 0 };
+    }
+    qsort(ev, m, sizeof *ev, by_time);
+
+    FILE *f = out ? fopen(out, "w") : stdout;
+    if (!f) { perror(out); free(ev); return EXIT_USAGE; }
+    struct out o = { f, 1, base };
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
+    /* One pid per process: its own, or its place in the list when two hosts share one. */
+    json_int_t *pids = malloc(sizeof *pids * (size_t)n);
+    for (int k = 0; k < n; k++) {
+        pids[k] = jint(ts[k].header, "pid", k + 1);
+        for (int j = 0; j < k; j++)
+            if (pids[j] == pids[k]) pids[k] = 1000000 + k;
+        char pname[1024];
+        json_t *argv0 = json_array_get(json_object_get(ts[k].header, "argv"), 0);
+        snprintf(pname, sizeof pname, "%s (%s)", json_is_string(argv0) ? json_string_value(argv0) : "process", trace_label(&ts[k]));
+        json_t *e = json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", pids[k], "tid",
+                              (json_int_t)0, "args", "name", pname);
+        put_event(&o, e);
+        json_decref(e);
+        json_t *seen = json_object();
+        for (size_t r = 0; r < ts[k].nrecs; r++) {
+            char key[32];
+            snprintf(key, sizeof key, "%d", ts[k].recs[r].tid);
+            if (json_object_get(seen, key)) continue;
+            json_object_set_new(seen, key, json_true());
+            char tname[64];
+            snprintf(tname, sizeof tname, "thread %d", ts[k].recs[r].tid);
+            e = json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "thread_name", "ph", "M", "pid", pids[k], "tid",
+                          (json_int_t)ts[k].recs[r].tid, "args", "name", tname);
+            put_event(&o, e);
+            json_decref(e);
+        }
+        json_decref(seen);
+    }
+    /* Each trace's file and its older part (FILE.prev), opened when first needed. */
+    FILE **files = calloc((size_t)n * 2, sizeof *files);
+    long *at = calloc((size_t)n * 2, sizeof *at);  /* where each file is read up to: no seek when in order */
+    char *line = NULL;
+    size_t lcap = 0;
+    for (size_t i = 0; i < m; i++) {
+        struct trace *t = &ts[ev[i].trace];
+        if (ev[i].kind != EV_CALL) {
+            put_marker(&o, t, pids[ev[i].trace], &ev[i]);
+            continue;
+        }
+        const struct call_rec *r = &t->recs[ev[i].rec];
+        int fi = ev[i].trace * 2 + (r->part && t->prev_file);
+        FILE **in = &files[fi];
+        if (!*in && !(*in = fopen(fi & 1 ? t->prev_file : t->file, "r"))) continue;
+        if (at[fi] != r->offset && fseek(*in, r->offset, SEEK_SET)) continue;
+        ssize_t got = getline(&line, &lcap, *in);
+        at[fi] = got > 0 ? r->offset + got : -1;
+        if (got <= 0) continue;
+        json_t *args = json_loads(line, 0, NULL);
+        if (!args) continue;
+        char lib[32], api[128];
+        plain(lib, sizeof lib, jstr(args, "lib"));
+        plain(api, sizeof api, r->api);
         json_object_del(args, "type"), json_object_del(args, "ts_ns"), json_object_del(args, "dur_ns");
         json_object_del(args, "tid"), json_object_del(args, "api");
-        long long r = jint(c, "result", 0);
-        int failed = r != 0 && !(r == 500 && !strncmp(jstr(c, "api"), "cuGetProcAddress", 16)) && r != 600;
+        int failed = call_failed(r, lib);
         if (failed) json_object_set_new(args, "failed", json_true());
-        json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:f, s:I, s:I, s:o}", "name", jstr(c, "api"), "cat", jstr(c, "lib"),
-                              "ph", "X", "ts", us(&t, jint(c, "ts_ns", 0)), "dur", (double)jint(c, "dur_ns", 0) / 1000.0,
-                              "pid", pid, "tid", tid, "args", args);
-        if (failed) json_object_set_new(e, "cname", json_string("terrible"));
-        json_array_append_new(ev, e);
+        /* Written by hand, not packed and dumped: a million of these is the whole cost. */
+        char *a = json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+        long long d = ev[i].t_ns - o.base;
+        if (d < 0) d = 0;
+        fprintf(f, "%s\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%lld.%03lld,\"dur\":%lld.%03lld,"
+                   "\"pid\":%lld,\"tid\":%d%s,\"args\":%s}", o.first ? "" : ",", api, lib, d / 1000, d % 1000,
+                r->dur_ns / 1000, r->dur_ns % 1000, (long long)pids[ev[i].trace], r->tid,
+                failed ? ",\"cname\":\"terrible\"" : "", a ? a : "{}");
+        o.first = 0;
+        free(a);
         if (failed) {
             char name[256];
-            snprintf(name, sizeof name, "FAILED %s: %s", jstr(c, "api"), *jstr(c, "result_name") ? jstr(c, "result_name") : "?");
-            json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:s, s:s}", "name", name, "cat", "failure",
-                                                "ph", "i", "ts", us(&t, jint(c, "ts_ns", 0)), "pid", pid, "tid", tid,
-                                                "s", "t", "cname", "terrible"));
+            snprintf(name, sizeof name, "FAILED %s: %s", r->api, *jstr(args, "result_name") ? jstr(args, "result_name") : "?");
+            json_t *e = json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:s, s:s}", "name", name, "cat", "failure", "ph", "i", "ts",
+                                  us(&o, ev[i].t_ns), "pid", pids[ev[i].trace], "tid", (json_int_t)r->tid, "s", "t", "cname",
+                                  "terrible");
+            put_event(&o, e);
+            json_decref(e);
         }
+        json_decref(args);
     }
-    json_t *f;
-    json_array_foreach(t.findings, i, f) {
-        char name[256];
-        snprintf(name, sizeof name, "%s: %s", jstr(f, "severity"), jstr(f, "id"));
-        json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:s, s:{s:s, s:s}}", "name", name, "cat",
-                                            "finding", "ph", "i", "ts", 0.0, "pid", pid, "tid", (json_int_t)0, "s", "g",
-                                            "args", "summary", jstr(f, "summary"), "fix", jstr(f, "fix")));
-    }
-    if (t.crash) {
-        char name[128];
-        snprintf(name, sizeof name, "CRASH %s", jstr(t.crash, "signal_name"));
-        json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:s, s:s, s:O}", "name", name, "cat", "crash",
-                                            "ph", "i", "ts", us(&t, jint(t.crash, "mono_ns", 0)), "pid", pid, "tid",
-                                            (json_int_t)jint(t.crash, "tid", 0), "s", "g", "cname", "terrible", "args", t.crash));
-    }
-    json_t *doc = json_pack("{s:o, s:s, s:{s:s, s:O}}", "traceEvents", ev, "displayTimeUnit", "ns", "otherData", "source",
-                            "cudashim", "header", t.header);
-    FILE *o = out ? fopen(out, "w") : stdout;
-    if (!o) { perror(out); json_decref(doc), json_decref(tids), trace_free(&t); return EXIT_USAGE; }
-    json_dumpf(doc, o, JSON_COMPACT);
-    fputc('\n', o);
-    if (out) fclose(o);
-    json_decref(doc), json_decref(tids);
-    trace_free(&t);
-    return EXIT_CLEAN;
+    free(line);
+    for (int k = 0; k < n * 2; k++)
+        if (files[k]) fclose(files[k]);
+    fputs("\n],\"otherData\":{\"source\":\"cudashim\"}}\n", f);
+    if (out) fclose(f);
+    free(files), free(at), free(pids), free(ev);
+    for (int k = 0; k < n; k++) trace_free(&ts[k]);
+    free(ts);
+    return bad ? EXIT_BAD_TRACE : EXIT_CLEAN;
 }

@@ -287,6 +287,13 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
     if (suppressed)
         printf("  %lld calls were counted but not written (repeats beyond CUDASHIM_MAX_ERRORS_PER_API or "
                "CUDASHIM_MAX_KEY_CALLS_PER_API)\n", suppressed);
+    if (t->part > 1) {
+        char note[2048];
+        snprintf(note, sizeof note, "this trace reached CUDASHIM_TRACE_MAX and went on in part %d: read here with its "
+                 "previous part (%s); the calls before that are gone, the findings and libraries were written again",
+                 t->part, t->prev_file ? t->prev_file : "missing");
+        wrap(stdout, "  ", note, CLI_WIDTH);
+    }
     if (t->crash) print_crash(t);
     json_t *replaced = json_object_get(t->handlers, "replaced");
     if (json_array_size(replaced)) {

@@ -37,6 +37,8 @@ int call_is_failure(json_t *c)
 static void add(json_t **arr, json_t *e);
 
 /* A call line: counted if it failed, held whole if it is worth showing, and kept compact. */
+static int loading_part;  /* which file of the trace is being read */
+
 static void add_call(struct trace *t, json_t *e, long offset)
 {
     int failed = call_is_failure(e), keep = 0;
@@ -58,12 +60,46 @@ static void add_call(struct trace *t, json_t *e, long offset)
     if (!interned) json_object_set_new(t->names, api, interned = json_string(api));
     if (t->nrecs % 65536 == 0) t->recs = realloc(t->recs, sizeof *t->recs * (t->nrecs + 65536));
     t->recs[t->nrecs++] = (struct call_rec){ json_string_value(interned), jint(e, "ts_ns", 0), jint(e, "dur_ns", 0),
-                                             offset, (int)jint(e, "result", 0), (int)jint(e, "tid", 0) };
+                                             offset, (int)jint(e, "result", 0), (int)jint(e, "tid", 0), loading_part };
+}
+
+/* The few fields of a call line that every call needs, without parsing the line: the writer
+ * puts them in this form ("api":"name", "ts_ns":N, ...). 0 when a field is not found (the line
+ * is then parsed whole). */
+static int field_ll(const char *line, const char *key, long long *v)
+{
+    const char *p = strstr(line, key);
+    if (!p) return 0;
+    char *end;
+    *v = strtoll(p + strlen(key), &end, 10);
+    return end != p + strlen(key);
+}
+
+static int quick_call(struct trace *t, const char *line, long offset)
+{
+    const char *a = strstr(line, "\"api\":\"");
+    long long ts, dur = 0, result, tid = 0;
+    if (!a || !field_ll(line, "\"ts_ns\":", &ts) || !field_ll(line, "\"result\":", &result) || result) return 0;
+    if (strstr(line, "\"symbol\":") || strstr(line, "\"name\":") || strstr(line, "\"compute_capability\":")) return 0;
+    field_ll(line, "\"dur_ns\":", &dur);
+    field_ll(line, "\"tid\":", &tid);
+    if (!trace_keep_all_calls) return 1;
+    a += 7;
+    const char *q = strchr(a, '"');
+    if (!q || q - a > 200) return 0;
+    char api[256];
+    memcpy(api, a, (size_t)(q - a));
+    api[q - a] = 0;
+    json_t *interned = json_object_get(t->names, api);
+    if (!interned) json_object_set_new(t->names, api, interned = json_string(api));
+    if (t->nrecs % 65536 == 0) t->recs = realloc(t->recs, sizeof *t->recs * (t->nrecs + 65536));
+    t->recs[t->nrecs++] = (struct call_rec){ json_string_value(interned), ts, dur, offset, 0, (int)tid, loading_part };
+    return 1;
 }
 
 json_t *trace_read_call(const struct trace *t, const struct call_rec *r)
 {
-    FILE *f = fopen(t->file, "r");
+    FILE *f = fopen(r->part && t->prev_file ? t->prev_file : t->file, "r");
     if (!f) return NULL;
     char *line = NULL;
     size_t cap = 0;
@@ -88,12 +124,25 @@ static void add_library(struct trace *t, json_t *e)
     add(&t->libraries, e);
 }
 
+/* A trace continued in a new part says its findings again: each once. */
+static void add_finding(struct trace *t, json_t *e)
+{
+    size_t i;
+    json_t *old;
+    json_array_foreach(t->findings, i, old)
+        if (!strcmp(jstr(old, "id"), jstr(e, "id")) && !strcmp(jstr(old, "summary"), jstr(e, "summary"))) return;
+    add(&t->findings, e);
+}
+
 static void add(json_t **arr, json_t *e)
 {
     if (!*arr) *arr = json_array();
     json_array_append(*arr, e);
 }
 
+static int load_file(const char *path, struct trace *t, char *err, size_t cap);
+
+/* A trace, and its older part FILE.prev first when it was continued (CUDASHIM_TRACE_MAX). */
 int trace_load(const char *path, struct trace *t, char *err, size_t cap)
 {
     memset(t, 0, sizeof *t);
@@ -101,6 +150,21 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
     t->calls = json_array(), t->findings = json_array(), t->libraries = json_array();
     t->failure_counts = json_object(), t->names = json_object();
     t->runtimes = json_array(), t->systems = json_array(), t->hangs = json_array();
+    char prev[4096];
+    snprintf(prev, sizeof prev, "%s.prev", path);
+    struct stat st;
+    if (!stat(prev, &st) && S_ISREG(st.st_mode)) {
+        t->prev_file = strdup(prev);
+        loading_part = 1;
+        if (load_file(prev, t, err, cap)) return -1;
+        t->cut_last_line = 0;  /* the older part was closed whole */
+    }
+    loading_part = 0;
+    return load_file(path, t, err, cap);
+}
+
+static int load_file(const char *path, struct trace *t, char *err, size_t cap)
+{
     FILE *f = fopen(path, "r");
     if (!f) { snprintf(err, cap, "%s: %s", path, strerror(errno)); return -1; }
     char *line = NULL;
@@ -133,6 +197,8 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
         int complete = len > 0 && line[len - 1] == '\n';
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (!len) continue;
+        /* A successful call, the bulk of an ALL-mode trace: its few fields, without a parse. */
+        if (t->header && complete && !strncmp(line, "{\"type\":\"call\",", 15) && quick_call(t, line, offset)) continue;
         json_error_t je;
         json_t *e = json_loadb(line, (size_t)len, 0, &je);
         if (!e || !json_is_object(e)) {
@@ -166,7 +232,8 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
             t->start_mono_ns = jint(e, "start_mono_ns", 0);
             t->start_unix_ns = jint(e, "start_unix_ns", 0);
         } else if (!strcmp(type, "call")) add_call(t, e, offset);
-        else if (!strcmp(type, "finding")) add(&t->findings, e);
+        else if (!strcmp(type, "finding")) add_finding(t, e);
+        else if (!strcmp(type, "continued")) { if (jint(e, "part", 1) > t->part) t->part = (int)jint(e, "part", 1); }
         else if (!strcmp(type, "library")) add_library(t, e);
         else if (!strcmp(type, "runtime")) add(&t->runtimes, e);
         else if (!strcmp(type, "system")) add(&t->systems, e);
@@ -193,7 +260,7 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
 
 void trace_free(struct trace *t)
 {
-    free(t->file);
+    free(t->file), free(t->prev_file);
     json_decref(t->header), json_decref(t->summary), json_decref(t->crash), json_decref(t->handlers);
     json_decref(t->calls), json_decref(t->findings), json_decref(t->libraries), json_decref(t->runtimes);
     json_decref(t->systems), json_decref(t->hangs);
