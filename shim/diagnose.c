@@ -137,7 +137,8 @@ static void check_driver_too_old(void)
         if (!strcmp(l->kind, "cudart") && l->code > 0) too_old(l->path, (int)l->code, "its file name");
         /* Libraries that carry their own runtime say which CUDA they were built for: cuDNN
          * (cudnnGetCudartVersion), NCCL (its wheel), and those whose version is the CUDA one. */
-        if ((!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl")) && l->built_for_cuda > 0)
+        if ((!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl") || !strcmp(l->kind, "framework")) &&
+            l->built_for_cuda > 0)
             too_old(l->path, l->built_for_cuda, l->built_for_how);
         if ((!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt")) && l->code >= 11000)
             too_old(l->path, (int)l->code, "its version");

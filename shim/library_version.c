@@ -319,12 +319,36 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
+/* A framework's build, from its wheel beside it: torch-2.5.1+cu121 says the CUDA it was built
+ * for, which is what a user upgrading the driver or the toolkit has to match. */
+static void framework_version(struct cs_library *l)
+{
+    static const char *const wheels[] = { "torch", "tensorflow", "jaxlib", "jax_cuda13_plugin", "jax_cuda12_plugin",
+                                          "onnxruntime_gpu", "onnxruntime" };
+    char version[32];
+    int cuda;
+    for (size_t i = 0; i < sizeof wheels / sizeof *wheels; i++)
+        if (dist_info(l->path, wheels[i], &cuda, version, sizeof version)) {
+            snprintf(l->version, sizeof l->version, "%s", version);
+            snprintf(l->version_api, sizeof l->version_api, "its wheel (%s)", wheels[i]);
+            l->version_rank = CS_VERSION_FILE;
+            const char *cu = strstr(version, "+cu");  /* torch 2.5.1+cu121: built for CUDA 12.1 */
+            int v = cu ? atoi(cu + 3) : 0;
+            if (v >= 100) {
+                l->built_for_cuda = v / 10 * 1000 + v % 10 * 10;
+                snprintf(l->built_for_how, sizeof l->built_for_how, "its wheel (%s %s)", wheels[i], version);
+            }
+            return;
+        }
+}
+
 void cs_version_from_files(struct cs_library *l)
 {
     const struct source *s = source_of(l->kind);
     const char *so = strstr(base_name(l->path), ".so.");
     const char *text = so ? so + 4 : "";
     if (strchr(text, '.')) snprintf(l->file_version, sizeof l->file_version, "%s", text);
+    if (!strcmp(l->kind, "framework")) { framework_version(l); return; }
     if (!s || !strcmp(l->kind, "driver")) return;
     int soname_major = atoi(text);
     char wheel[32];

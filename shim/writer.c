@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
+#include <link.h>
 #include <gnu/libc-version.h>
 #include <pthread.h>
 #include <signal.h>
@@ -126,6 +127,20 @@ static void put_system(struct cs_buf *b)
         cs_put(b, ",\"machine\":"); cs_put_str(b, u.machine);
     }
     cs_put(b, ",\"glibc\":"); cs_put_str(b, gnu_get_libc_version());
+    /* Python, when the program is one: its shared library's name, or the interpreter's. */
+    char py[32] = "", exe[1024];
+    for (struct link_map *m = cs_lm_head(); m && !py[0]; m = m->l_next) {
+        const char *lp = m->l_name ? strstr(m->l_name, "libpython") : NULL;
+        int major, minor;
+        if (lp && sscanf(lp + 9, "%d.%d", &major, &minor) == 2) snprintf(py, sizeof py, "%d.%d", major, minor);
+    }
+    cs_exe_path(exe, sizeof exe);
+    const char *eb = strrchr(exe, '/');
+    eb = eb ? eb + 1 : exe;
+    int major, minor;
+    if (!py[0] && !strncmp(eb, "python", 6) && sscanf(eb + 6, "%d.%d", &major, &minor) == 2)
+        snprintf(py, sizeof py, "%d.%d", major, minor);
+    if (py[0]) { cs_put(b, ",\"python\":"); cs_put_str(b, py); }
     cs_put(b, "}");
 }
 

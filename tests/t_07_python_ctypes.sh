@@ -19,6 +19,13 @@ PY
 same_behaviour python3 prog.py >/dev/null
 t=$(only_trace)
 assert_eq "$(q count "$t" api=cuDeviceGet via=dlsym result_name=CUDA_ERROR_INVALID_DEVICE)" 1 "ctypes failing call"
+# The header says what a bug report needs of the machine, Python's version included.
+python3 - "$t" <<'PY' || fail "the header's system facts"
+import json, platform, sys
+h = json.loads(open(sys.argv[1]).readline())["system"]
+assert h["kernel"] == platform.release() and h["glibc"] == platform.libc_ver()[1], h
+assert h["python"] == "%d.%d" % sys.version_info[:2], h
+PY
 rm -f "$TMP"/cudashim-*
 FAKE_CUDA_COUNTS="$TMP/counts" CUDASHIM_TRACE_ALL=1 with_shim python3 prog.py >/dev/null || true
 t=$(only_trace)

@@ -107,6 +107,14 @@ if [ -e "$CUDA/lib64/libcudart.so.13" ]; then
     done
 
     # 4. cuDNN built for CUDA 12 beside the CUDA 13 runtime; and a second cuDNN beside the toolkit's.
+    # A framework wheel built for CUDA 12.1 (torch-2.5.1+cu121 beside it) on a CUDA 11.8 driver.
+    mkdir -p "$TMP/wheel/torch/lib" "$TMP/wheel/torch-2.5.1+cu121.dist-info"
+    $CC -shared -fPIC -o "$TMP/wheel/torch/lib/libtorch_cuda.so" -DFAKE_FRAMEWORK "$LIBSRC" || fail "fake torch"
+    run_case torch LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=11080 -- dlopen:"$TMP/wheel/torch/lib/libtorch_cuda.so" cuda
+    has_finding driver-too-old error "torch cu121 on a CUDA 11.8 driver"
+    summary_has driver-too-old "libtorch_cuda.so (CUDA 12.1)" "CUDA 11.8"
+    grep -q '"version":"2.5.1+cu121","version_code":0,"version_api":"its wheel (torch)"' "$trace" || fail "the framework's build"
+
     # The shim never asks cuDNN (cuDNN 9's cudnnGetVersion loads libcudnn_graph): what cuDNN is
     # and which CUDA it is built for come from its wheel, or from the program's own calls.
     pip="$TMP/site/nvidia/cudnn/lib"

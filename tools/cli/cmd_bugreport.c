@@ -105,6 +105,7 @@ static void md_system(FILE *f, const struct trace *t)
     fputs("### System\n\n", f);
     if (*jstr(sys, "os")) fprintf(f, "- **OS:** %s, kernel %s (%s), glibc %s\n", jstr(sys, "os"), jstr(sys, "kernel"),
                                   jstr(sys, "machine"), jstr(sys, "glibc"));
+    if (*jstr(sys, "python")) fprintf(f, "- **Python:** %s\n", jstr(sys, "python"));
     size_t i;
     json_t *x;
     json_array_foreach(t->systems, i, x)
@@ -120,7 +121,8 @@ static void md_system(FILE *f, const struct trace *t)
     }
     if (*gpu || *cc) fprintf(f, "- **GPU:** %s%s%s\n", *gpu ? gpu : "?", *cc ? ", compute capability " : "", cc);
     json_array_foreach(t->libraries, i, x)
-        if (!strcmp(jstr(x, "kind"), "framework")) fprintf(f, "- **Framework library:** `%s`\n", jstr(x, "path"));
+        if (!strcmp(jstr(x, "kind"), "framework"))
+            fprintf(f, "- **Framework:** %s%s`%s`\n", jstr(x, "version"), *jstr(x, "version") ? " " : "", jstr(x, "path"));
     fputs("\n", f);
 }
 
