@@ -101,7 +101,8 @@ static void put_cmdline(struct cs_buf *b, int *cut)
 static const char *const loading_env[] = {
     "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_MODULE_LOADING", "CUDA_VISIBLE_DEVICES",
     "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_ORDER", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "PYTORCH_CUDA_ALLOC_CONF",
-    "TORCH_CUDA_ARCH_LIST", "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL",
+    "TORCH_CUDA_ARCH_LIST", "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN",
+    "NCCL_PROFILER_PLUGIN", "NCCL_NET", "NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_ALGO", "NCCL_PROTO",
 };
 
 /* What a bug report needs of the machine (what collect_env prints): OS, kernel, C library. */

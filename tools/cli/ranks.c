@@ -26,6 +26,16 @@ json_t *trace_facts(const struct trace *t)
     json_t *s;
     json_array_foreach(t->systems, i, s)
         if (*jstr(s, "kernel_module")) json_object_set_new(facts, "kernel module", json_string(jstr(s, "kernel_module")));
+    /* The environment that decides loading and NCCL's choices; not the shim's own variables, nor
+     * CUDA_VISIBLE_DEVICES (each rank has its own GPU). */
+    const char *name;
+    json_t *v;
+    json_object_foreach(json_object_get(t->header, "env"), name, v) {
+        if (!strncmp(name, "CUDASHIM_", 9) || !strcmp(name, "CUDA_VISIBLE_DEVICES") || !json_is_string(v)) continue;
+        char what[128];
+        snprintf(what, sizeof what, "%s", name);
+        json_object_set_new(facts, what, json_string(json_string_value(v)));
+    }
     return facts;
 }
 
