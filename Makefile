@@ -5,6 +5,10 @@ CUDA    ?= /usr/local/cuda
 BUILD   ?= build
 OPT     ?= -O2
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+# Parallel by default (make -j1 still works).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(JOBS)
+endif
 WARN    := -Wall -Wextra -Wno-unused-parameter
 # Messages are cut to their buffers on purpose; gcc's guess that they might be is noise.
 WARN    += $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
@@ -20,7 +24,6 @@ SHIM_LDFLAGS := -shared -Wl,--version-script=wrappers/gen/exports.map -Wl,-Bsymb
 SHIM_SRC := $(wildcard shim/*.c) $(wildcard wrappers/gen/*.c)
 SHIM_ASM := shim/dl_trampoline.S
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SHIM_ASM))
-SHIM_HDR := $(wildcard shim/*.h) $(wildcard wrappers/gen/*.h)
 
 FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 
@@ -31,16 +34,20 @@ CLI_HDR := $(wildcard tools/cli/*.h) shim/fatbin.h shim/image_explain.h shim/ref
 .PHONY: bench-cli all check check-real stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
-$(BUILD)/obj/%.o: %.c $(SHIM_HDR)
+# Each object depends on the headers it includes (-MMD), not on every header.
+DEPFLAGS := -MMD -MP
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+	$(CC) $(SHIM_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # The dlsym path runs inside a sanitizer runtime's own start-up (it looks up functions with
 # dlsym before its shadow memory exists), so these files are never instrumented.
 EARLY_OBJ := $(BUILD)/obj/shim/resolve.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/shim/elf_sym.o
-$(EARLY_OBJ): $(BUILD)/obj/%.o: %.c $(SHIM_HDR)
+$(EARLY_OBJ): $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) -c $< -o $@
+	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) $(DEPFLAGS) -c $< -o $@
+
+-include $(SHIM_OBJ:.o=.d)
 
 $(BUILD)/obj/%.o: %.S
 	@mkdir -p $(dir $@)

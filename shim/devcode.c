@@ -25,6 +25,7 @@
 #include "image_explain.h"
 #include "internal.h"
 #include "inventory.h"
+#include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
 #define MOD_ENTRIES 24
 struct module {

@@ -6,6 +6,7 @@
 #include "inventory.h"
 #include "library_version.h"
 #include "devcode.h"
+#include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
 void cs_hook_cuDriverGetVersion(struct cs_thread *t, struct cs_event *ev, void *version)
 {

@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "inventory.h"
 #include "library_version.h"
+#include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
 /* --- the library's own error string, on every failing call ---------------------------- */
 

@@ -19,6 +19,7 @@
 #include "hooks_libs.h"
 #include "internal.h"
 #include "inventory.h"
+#include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
 /* Last successful synchronisation, per stream (a small table; the context-wide one apart). */
 #define SYNC_SLOTS 64

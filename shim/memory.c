@@ -9,6 +9,7 @@
 #include "../wrappers/gen/cuda_api.h"
 #include "internal.h"
 #include "inventory.h"
+#include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
 struct block { uint64_t ptr; uint64_t size; UT_hash_handle hh; };
 static struct block *blocks;
