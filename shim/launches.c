@@ -212,7 +212,7 @@ void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *graph
 
 /* --- asynchronous errors ----------------------------------------------------------------- */
 
-static int is_async(int32_t r) { return r == 700 || r == 719 || r == 715 || r == 716 || r == 710 || r == 714; }
+static int is_async(int32_t r) { return r == 700 || r == 702 || r == 719 || r == 715 || r == 716 || r == 710 || r == 714; }
 
 void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_launch *, void *), void *arg)
 {
@@ -277,6 +277,19 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
     snprintf(ev_json, sizeof ev_json, "{\"api\":\"%s\",\"result\":%d,\"suspects\":%s}", cs_api_name(ev->api),
              ev->result, list);
     snprintf(key, sizeof key, "%d", ev->result);
+    if (ev->result == 702) {
+        /* The display watchdog: the kernel is not wrong, it is long, on a GPU that drives a display. */
+        snprintf(summary, sizeof summary,
+                 "found CUDA_ERROR_LAUNCH_TIMEOUT (702) at %s: a kernel ran longer than the watchdog of a GPU that "
+                 "drives a display allows (a few seconds); launched on %s since its last successful synchronisation: "
+                 "%s; run on a GPU without a display, or without the display server, or split the kernel",
+                 cs_api_name(ev->api), stream_known ? "that stream" : "the context",
+                 n ? text : "no launch the shim saw (it came from before the shim, or from a graph)");
+        cs_finding("launch-timeout", CS_ERROR, key, summary,
+                   "Use a GPU that drives no display (CUDA_VISIBLE_DEVICES), stop the display server (X, Wayland) on this "
+                   "one, or make each kernel shorter. The context is lost: the process must start again.", ev_json);
+        return;
+    }
     cs_finding("async-kernel-error", CS_ERROR, key, summary,
                "Rerun with CUDASHIM_SYNC_LAUNCHES=1 (or =PATTERN for some kernels) to find the exact kernel, then debug "
                "it with compute-sanitizer. The error is sticky: every later call in this context fails too.", ev_json);

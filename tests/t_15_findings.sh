@@ -53,6 +53,17 @@ run_case cannot_open LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:libcudnn_cnn_infer.
 has_finding library-not-found warning "missing sub-library"
 summary_has library-not-found "libcudnn_cnn_infer.so.8"
 
+# Results with one usual cause on a partial install, each checked where it can be.
+run_case jit LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_FAIL=cuDeviceGet=221 -- cuda
+has_finding ptx-jit-missing error "221"
+summary_has ptx-jit-missing "CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221)" "libnvidia-ptxjitcompiler.so.1" "not installed beside libcuda.so.1"
+run_case fabric LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_FAIL=cuDeviceGet=802 -- cuda
+has_finding fabric-manager-not-running error "802"
+summary_has fabric-manager-not-running "CUDA_ERROR_SYSTEM_NOT_READY (802)" "nvidia-fabricmanager"
+run_case unknown LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_FAIL=cuInit=999 CUDASHIM_DRIVER_VERSION_FILE=/nonexistent -- cuda
+has_finding cuda-unknown-error error "999 at cuInit"
+summary_has cuda-unknown-error "cuInit failing with CUDA_ERROR_UNKNOWN (999)"
+
 # 6. CUDA used in a child forked after the parent's cuInit.
 run_case fork LD_LIBRARY_PATH="$FAKES" -- cuda fork
 grep -q "child cuDeviceGet" "$TMP/fork.out" || fail "the child did not run"
