@@ -69,7 +69,16 @@ void cs_explain_prediction(const struct cs_entry *e, int n, unsigned cc, int dri
     /* 209: explain which rule shuts each kind of entry out. */
     const struct cs_ref_arch *a = cs_ref_arch_for((int)cc);
     char advice[256];
-    if (a && a->first_cuda)
+    if (a && a->first_cuda && a->last_major)
+        /* CUDA 13 cannot target Pascal: "made with CUDA 8.0 or later" would send a user to a build
+         * that cannot exist. */
+        snprintf(advice, sizeof advice,
+                 "install a build that includes sm_%u, made with CUDA %d.%d to %d.x (CUDA %d and later cannot target "
+                 "it)", cc, a->first_cuda / 1000, a->first_cuda % 1000 / 10, a->last_major, a->last_major + 1);
+    else if (a && a->last_major)
+        snprintf(advice, sizeof advice, "install a build that includes sm_%u, made with CUDA %d.x or earlier (CUDA %d "
+                 "and later cannot target it)", cc, a->last_major, a->last_major + 1);
+    else if (a && a->first_cuda)
         snprintf(advice, sizeof advice, "install a build that includes sm_%u (made with CUDA %d.%d or later)", cc,
                  a->first_cuda / 1000, a->first_cuda % 1000 / 10);
     else

@@ -67,4 +67,9 @@ if [ -e "$CUDA/lib64/libcublas.so.13" ]; then
         grep -q "$a x" <<<"$out" || { echo "$out"; fail "libcublas: no $a"; }
     done
 fi
+# A Pascal GPU and a build for sm_80 only: the advice names toolkits that can still target it
+# (CUDA 13 dropped Pascal), not "CUDA 8.0 or later".
+out=$("$CLI" inspect --device 6.1 --driver 13.0 "$ROOT/tests/fixtures/fatbin/tv18_sm80_only.fatbin" || true)
+grep -q "made with CUDA 8.0 to" <<<"$out" && grep -q "12.x (CUDA 13 and later cannot target it)" <<<"$(tr '\n' ' ' <<<"$out" | tr -s ' ')" ||
+    { echo "$out"; fail "the advice for sm_61 must stop at CUDA 12"; }
 echo ok
