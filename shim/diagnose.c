@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "loader_message.h"
 #include "reference_data.h"
+#include "../wrappers/gen/results.h"
 
 int cs_cuda_initialised, cs_forked_after_init;
 static int _Atomic driver_version;  /* cuDriverGetVersion, 0 while unknown */
@@ -237,7 +238,7 @@ static void check_init_result(void)
 {
     check_no_gpu();
     int result = atomic_load(&init_failure);
-    if (!result || result == 100) return;
+    if (!result || result == CS_CUDA_ERROR_NO_DEVICE) return;
     const struct cs_library *d = driver_lib();
     const char *kmod = cs_kernel_module_version();
     const char *ver = d && d->file_version[0] ? d->file_version : "of unknown version";
@@ -260,7 +261,7 @@ static void check_init_result(void)
     cs_put(&b, "}");
     ev[b.len] = 0;
     int mismatch = kmod && d && d->file_version[0] && strcmp(kmod, d->file_version);
-    if (result == 803 || (result == 999 && mismatch)) {
+    if (result == CS_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH || (result == CS_CUDA_ERROR_UNKNOWN && mismatch)) {
         snprintf(summary, sizeof summary,
                  "found user-space driver libcuda %s at %s (%s), which needs the kernel module of the same "
                  "version; the kernel module is %s; make them match",
@@ -274,7 +275,7 @@ static void check_init_result(void)
                      "The driver package was upgraded under a loaded kernel module: reboot (or reload the nvidia "
                      "modules), or remove the stray libcuda from %s.", dir);
         cs_finding("driver-kernel-mismatch", CS_ERROR, "803", summary, fix, ev);
-    } else if (result == 804) {
+    } else if (result == CS_CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {
         snprintf(summary, sizeof summary,
                  "found forward-compatibility libcuda %s at %s, which needs a datacenter GPU; this GPU does not "
                  "support forward compatibility (kernel module %s); use the host driver's libcuda",

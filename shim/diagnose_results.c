@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "inventory.h"
+#include "../wrappers/gen/results.h"
 
 static int exists(const char *path)
 {
@@ -94,8 +95,8 @@ static void unknown_at_init(const char *api)
 void cs_diagnose_result(const char *api, int result)
 {
     switch (result) {
-    case 221: jit_missing(api); break;
-    case 802: fabric_manager(api); break;
-    case 999: if (!strcmp(api, "cuInit")) unknown_at_init(api); break;
+    case CS_CUDA_ERROR_JIT_COMPILER_NOT_FOUND: jit_missing(api); break;
+    case CS_CUDA_ERROR_SYSTEM_NOT_READY: fabric_manager(api); break;
+    case CS_CUDA_ERROR_UNKNOWN: if (!strcmp(api, "cuInit")) unknown_at_init(api); break;
     }
 }

@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "inventory.h"
 #include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
+#include "../wrappers/gen/results.h"
 
 /* Last successful synchronisation, per stream (a small table; the context-wide one apart). */
 #define SYNC_SLOTS 64
@@ -212,7 +213,12 @@ void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *graph
 
 /* --- asynchronous errors ----------------------------------------------------------------- */
 
-static int is_async(int32_t r) { return r == 700 || r == 702 || r == 719 || r == 715 || r == 716 || r == 710 || r == 714; }
+static int is_async(int32_t r)
+{
+    return r == CS_CUDA_ERROR_ILLEGAL_ADDRESS || r == CS_CUDA_ERROR_LAUNCH_TIMEOUT || r == CS_CUDA_ERROR_LAUNCH_FAILED ||
+           r == CS_CUDA_ERROR_ILLEGAL_INSTRUCTION || r == CS_CUDA_ERROR_MISALIGNED_ADDRESS || r == CS_CUDA_ERROR_ASSERT ||
+           r == CS_CUDA_ERROR_HARDWARE_STACK_ERROR;
+}
 
 void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_launch *, void *), void *arg)
 {
@@ -277,7 +283,7 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
     snprintf(ev_json, sizeof ev_json, "{\"api\":\"%s\",\"result\":%d,\"suspects\":%s}", cs_api_name(ev->api),
              ev->result, list);
     snprintf(key, sizeof key, "%d", ev->result);
-    if (ev->result == 702) {
+    if (ev->result == CS_CUDA_ERROR_LAUNCH_TIMEOUT) {
         /* The display watchdog: the kernel is not wrong, it is long, on a GPU that drives a display. */
         snprintf(summary, sizeof summary,
                  "found CUDA_ERROR_LAUNCH_TIMEOUT (702) at %s: a kernel ran longer than the watchdog of a GPU that "

@@ -22,6 +22,7 @@
 #include "inventory.h"
 #include "devcode.h"
 #include "hooks_libs.h"
+#include "../wrappers/gen/results.h"
 
 static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
 static int trace_fd = -1;
@@ -413,7 +414,8 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
     if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && !(api->classes[ev->api - api->base] & CS_CLASS_SYNC))
         cs_async_error(t, ev, NULL, 0);
     if ((ev->flags & CS_EV_FAILED) && api != &cs_api_cuda) cs_library_error_string(t, api, ev);
-    if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && (ev->result == 221 || ev->result == 802 || ev->result == 999))
+    if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && (ev->result == CS_CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
+                                                          ev->result == CS_CUDA_ERROR_SYSTEM_NOT_READY || ev->result == CS_CUDA_ERROR_UNKNOWN))
         cs_diagnose_result(cs_api_name(ev->api), ev->result);
     if ((ev->flags & CS_EV_FAILED) && !t->force_write &&
         atomic_fetch_add(&written_errors[ev->api], 1) >= cs_cfg.max_errors_per_api) {
