@@ -181,20 +181,28 @@ assert_eq "$rc" 1 "diff of two 200,000-call traces finds the difference"
 grep -q "CUDA_ERROR_OUT_OF_MEMORY" "$TMP/big.txt" || { cat "$TMP/big.txt"; fail "diff names the first call that differs"; }
 echo "diff of two 200,000-call traces: $ms ms"
 
-# 2048 ranks, two on another driver: the odd ones out first, one report for the alike, short.
-python3 - "$ROOT/tests/fixtures/traces/rank0.jsonl" "$TMP/job" <<'PY'
+# make_ranks DIR N KIND: N rank traces made from a fixture. odd-drivers: ranks 812 and 1907 on a
+# CUDA 12.2 driver; own-nccl: every rank with its own NCCL path.
+make_ranks() {
+    python3 - "$ROOT/tests/fixtures/traces/rank0.jsonl" "$@" <<'PY'
 import json, os, sys
-src, out = sys.argv[1], sys.argv[2]
+src, out, n, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 os.makedirs(out)
 lines = [json.loads(l) for l in open(src)]
-for r in range(2048):
+for r in range(n):
     with open(os.path.join(out, "cudashim-node-rank%d.jsonl" % r), "w") as f:
         for l in lines:
             l = dict(l)
             if l["type"] == "header": l["rank"] = str(r); l["pid"] = 10000 + r
-            if l["type"] == "library" and l["kind"] == "driver" and r in (812, 1907): l["version"] = "12.2"
+            if kind == "odd-drivers" and l["type"] == "library" and l["kind"] == "driver" and r in (812, 1907):
+                l["version"] = "12.2"
+            if kind == "own-nccl" and l["type"] == "library" and l["kind"] == "nccl":
+                l["path"] = "/opt/nccl-%d/libnccl.so.2" % r
             f.write(json.dumps(l) + "\n")
 PY
+}
+# 2048 ranks, two on another driver: the odd ones out first, one report for the alike, short.
+make_ranks "$TMP/job" 2048 odd-drivers
 start=$(date +%s%N)
 set +e; "$CLI" report "$TMP/job" >"$TMP/job.txt"; set -e
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -211,19 +219,7 @@ echo "bugreport of 2048 rank traces: $size characters"
 grep -q "ranks 812, 1907 (2).*: driver version 12.2" "$TMP/job.md" || fail "bugreport names the odd ranks"
 grep -q "^### System" "$TMP/job.md" || fail "bugreport has no System section"
 # 600 ranks, each on its own NCCL: too much for an issue body, so it is cut and the whole goes to a file.
-python3 - "$ROOT/tests/fixtures/traces/rank0.jsonl" "$TMP/zoo" <<'PY'
-import json, os, sys
-src, out = sys.argv[1], sys.argv[2]
-os.makedirs(out)
-lines = [json.loads(l) for l in open(src)]
-for r in range(600):
-    with open(os.path.join(out, "cudashim-node-rank%d.jsonl" % r), "w") as f:
-        for l in lines:
-            l = dict(l)
-            if l["type"] == "header": l["rank"] = str(r)
-            if l["type"] == "library" and l["kind"] == "nccl": l["path"] = "/opt/nccl-%d/libnccl.so.2" % r
-            f.write(json.dumps(l) + "\n")
-PY
+make_ranks "$TMP/zoo" 600 own-nccl
 "$CLI" bugreport "$TMP/zoo" -o "$TMP/zoo.md" 2>/dev/null || fail "bugreport of 600 different ranks"
 [ "$(wc -c <"$TMP/zoo.md")" -le 60000 ] || fail "the cut bugreport is $(wc -c <"$TMP/zoo.md") characters"
 grep -q "Cut at 60000 characters" "$TMP/zoo.md" || fail "the cut is not said"

@@ -77,6 +77,13 @@ json_t *ending_groups(const struct trace *ts, int n, json_t **findings, json_t *
 void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
                  void (*print_one)(const struct trace *, json_t *, json_t *));
 
+/* args.c: an option is a flag (flag set to 1) or takes a value (value set); the list ends with
+ * a NULL name. Returns -1 when the command goes on (operands allocated: free them), else the
+ * exit status (help printed, or a usage error said). */
+struct cli_opt { const char *name; int *flag; const char **value; };
+int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, void (*usage)(FILE *),
+              char ***operands, int *n);
+
 /* subcommands */
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);

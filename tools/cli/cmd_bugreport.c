@@ -132,21 +132,10 @@ static void md_system(FILE *f, const struct trace *t)
 int cmd_bugreport(int argc, char **argv)
 {
     const char *out = NULL;
-    int hide_hosts = 0, npaths = 0, options_done = 0;
-    char **paths = calloc((size_t)argc, sizeof *paths);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options_done || a[0] != '-' || !a[1]) paths[npaths++] = argv[i];
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(paths); return EXIT_CLEAN; }
-        else if (!strcmp(a, "-o")) {
-            if (i + 1 >= argc) { fprintf(stderr, "cudashim bugreport: -o needs a file name\n"); free(paths); return EXIT_USAGE; }
-            out = argv[++i];
-        }
-        else if (!strcmp(a, "--hide-hosts")) hide_hosts = 1;
-        else if (!strcmp(a, "--")) options_done = 1;
-        else { fprintf(stderr, "cudashim bugreport: unknown option %s\n", a); usage(stderr); free(paths); return EXIT_USAGE; }
-    }
-    if (!npaths) { usage(stderr); free(paths); return EXIT_USAGE; }
+    int hide_hosts = 0, npaths, rc0;
+    char **paths;
+    const struct cli_opt opts[] = { { "-o", NULL, &out }, { "--hide-hosts", &hide_hosts, NULL }, { NULL, NULL, NULL } };
+    if ((rc0 = cli_parse("bugreport", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc0;
     struct trace *ts;
     int n;
     int bad = traces_load(npaths, paths, &ts, &n);

@@ -97,22 +97,11 @@ static void put_marker(struct out *o, const struct trace *t, json_int_t pid, con
 int cmd_export(int argc, char **argv)
 {
     const char *out = NULL;
-    int chrome = 0, npaths = 0, options_done = 0;
-    char **paths = calloc((size_t)argc, sizeof *paths);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options_done || a[0] != '-' || !a[1]) paths[npaths++] = argv[i];
-        else if (!strcmp(a, "--chrome")) chrome = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(paths); return EXIT_CLEAN; }
-        else if (!strcmp(a, "-o")) {
-            if (i + 1 >= argc) { fprintf(stderr, "cudashim export: -o needs a file name\n"); free(paths); return EXIT_USAGE; }
-            out = argv[++i];
-        }
-        else if (!strcmp(a, "--")) options_done = 1;
-        else { fprintf(stderr, "cudashim export: unknown option %s\n", a); usage(stderr); free(paths); return EXIT_USAGE; }
-    }
+    int chrome = 0, npaths, rc;
+    char **paths;
+    const struct cli_opt opts[] = { { "--chrome", &chrome, NULL }, { "-o", NULL, &out }, { NULL, NULL, NULL } };
+    if ((rc = cli_parse("export", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc;
     if (!chrome) { fprintf(stderr, "cudashim export: say which format (--chrome is the one there is)\n"); free(paths); return EXIT_USAGE; }
-    if (!npaths) { usage(stderr); free(paths); return EXIT_USAGE; }
     trace_keep_all_calls = 1;
     struct trace *ts;
     int n;

@@ -358,18 +358,10 @@ static void usage(FILE *f)
 
 int cmd_report(int argc, char **argv)
 {
-    /* Options anywhere (report TRACE --json); after "--" everything is a path. */
-    int as_json = 0, npaths = 0, options_done = 0;
-    char **paths = calloc((size_t)argc, sizeof *paths);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options_done || a[0] != '-' || !a[1]) paths[npaths++] = argv[i];
-        else if (!strcmp(a, "--json")) as_json = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(paths); return EXIT_CLEAN; }
-        else if (!strcmp(a, "--")) options_done = 1;
-        else { fprintf(stderr, "cudashim report: unknown option %s\n", a); usage(stderr); free(paths); return EXIT_USAGE; }
-    }
-    if (!npaths) { usage(stderr); free(paths); return EXIT_USAGE; }
+    int as_json = 0, npaths, rc;
+    char **paths;
+    const struct cli_opt opts[] = { { "--json", &as_json, NULL }, { NULL, NULL, NULL } };
+    if ((rc = cli_parse("report", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc;
     struct trace *ts;
     int n;
     int bad = traces_load(npaths, paths, &ts, &n);
