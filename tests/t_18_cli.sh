@@ -153,6 +153,8 @@ usage_error "compute capability" inspect --device banana /bin/true
 usage_error "not 'abc'" inspect --driver abc --device 8.6 /bin/true
 usage_error "needs a value" inspect /bin/true --device
 usage_error "is a directory" diff "$TMP/ok" "$TMP/ok"
+usage_error "needs a value" run -o
+usage_error "needs a value" bugreport "$t" -o
 usage_error "unknown option --frob" report --frob "$t"
 # Options after the operands: report TRACE --json is JSON, not a file named --json.
 "$CLI" report "$t" --json | python3 -c 'import json,sys; json.load(sys.stdin)' || fail "report TRACE --json"

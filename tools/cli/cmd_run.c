@@ -77,6 +77,11 @@ int cmd_run(int argc, char **argv)
         else if (!strncmp(a, "--hang-timeout=", 15)) hang = a + 15;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--shim") && i + 1 < argc) shim_opt = argv[++i];
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-t") || !strcmp(a, "--hang-timeout") ||
+                 !strcmp(a, "--shim")) {
+            fprintf(stderr, "cudashim run: %s needs a value\n", a);
+            return EXIT_USAGE;
+        }
         else if (a[0] == '-') { fprintf(stderr, "cudashim run: unknown option %s\n", a); usage(stderr); return EXIT_USAGE; }
         else break;  /* the command, without a -- */
     }
