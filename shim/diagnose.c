@@ -156,6 +156,7 @@ void cs_diagnose_driver_version(int version)
     cs_scan_request();
     cs_inventory_rdlock();
     check_driver_too_old();
+    cs_diagnose_cudnn_sublibraries();
     cs_inventory_unlock();
 }
 
@@ -412,6 +413,7 @@ void cs_diagnose_libraries(void)
     check_duplicates();
     check_majors();
     check_driver_too_old();
+    cs_diagnose_cudnn_sublibraries();
     cs_inventory_unlock();
 }
 

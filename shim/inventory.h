@@ -52,6 +52,7 @@ void cs_diagnose_dlerror(const char *message);
 void cs_diagnose_forked_child_call(const char *api);
 void cs_diagnose_exit(void);
 void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (diagnose_results.c) */
+void cs_diagnose_cudnn_sublibraries(void);            /* diagnose_libs.c, by the scanner */
 int cs_driver_version_seen(void);
 void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */  /* from the program's cuDriverGetVersion, 0 if none yet */
 extern int cs_cuda_initialised;    /* cuInit succeeded in this process */

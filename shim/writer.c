@@ -413,7 +413,10 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
      * have hooks that know the stream). */
     if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && !(api->classes[ev->api - api->base] & CS_CLASS_SYNC))
         cs_async_error(t, ev, NULL, 0);
-    if ((ev->flags & CS_EV_FAILED) && api != &cs_api_cuda) cs_library_error_string(t, api, ev);
+    if ((ev->flags & CS_EV_FAILED) && api != &cs_api_cuda) {
+        cs_library_error_string(t, api, ev);
+        cs_diagnose_library_failure(t, api, ev);
+    }
     if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && (ev->result == CS_CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
                                                           ev->result == CS_CUDA_ERROR_SYSTEM_NOT_READY || ev->result == CS_CUDA_ERROR_UNKNOWN))
         cs_diagnose_result(cs_api_name(ev->api), ev->result);

@@ -143,6 +143,13 @@ if [ -e "$CUDA/lib64/libcudart.so.13" ]; then
     summary_has library-cuda-major-mismatch "9.1.0" "CUDA 12" "cudnnGetCudartVersion"
     grep -q "^cudnn libcudnn.so.9 9.1.0 cudnnGetVersion" <<<"$(q libraries "$trace")" ||
         { q libraries "$trace"; fail "the program's own cudnnGetVersion answer is not the version"; }
+    # A cuDNN whose sub-library came from another install: the status, and which file came from where.
+    fakelib "$TMP/cudnn-a" libcudnn.so.9 -DFAKE_CUDNN -DVERSION=92000 -DCUDART=13000 -DSUBLIB -ldl
+    fakelib "$TMP/cudnn-b" libcudnn_engines_precompiled.so.9 -DFAKE_FRAMEWORK
+    run_case sublib LD_LIBRARY_PATH="$FAKES:$TMP/cudnn-b" -- dlopen:"$TMP/cudnn-a/libcudnn.so.9" call:cudnnCreate cuda
+    has_finding cudnn-sublibrary-mismatch error "a sub-library from another install"
+    summary_has cudnn-sublibrary-mismatch "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (1002) at cudnnCreate" \
+        "libcudnn_engines_precompiled.so.9 from $TMP/cudnn-b" "$TMP/cudnn-a"
     run_case unasked LD_LIBRARY_PATH="$FAKES:$TMP/bare-cudnn" -- dlopen:"$CUDA/lib64/libcudart.so.13" dlopen:libcudnn.so.9 cuda
     no_alarms "a cuDNN nobody asked, with no wheel or header beside it"
     if [ -e "$CUDA/lib64/libcudnn.so.9" ]; then

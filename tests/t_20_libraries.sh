@@ -36,6 +36,16 @@ grep -q "rank 1 (1): nccl version 2.19.3 (elsewhere: 2.28.9)" "$TMP/ranks.txt" |
 run fail RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_FAIL_ALLREDUCE=2
 assert_eq "$(q count "$trace" api=ncclAllReduce result_name=ncclSystemError error_string="fake nccl error 2" \
     last_error="fake last error: peer 1 unreachable" count=1024 datatype=float32 op=sum stream=0x10)" 3 "failing collectives"
+# ncclUnhandledCudaError at init: the CUDA call that failed inside NCCL is named, with the way out.
+run nvls RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_NVLS=1 FAKE_CUDA_FAIL=cuMulticastCreate=1
+python3 - "$trace" <<'PY' || fail "ncclUnhandledCudaError: the failing CUDA call inside NCCL is not named"
+import json, sys
+f = [json.loads(l) for l in open(sys.argv[1]) if '"type":"finding"' in l]
+n = [x for x in f if x["id"] == "nccl-cuda-failure"]
+assert n, [x["id"] for x in f]
+s = n[0]["summary"]
+assert "ncclCommInitRank" in s and "cuMulticastCreate -> CUDA_ERROR_INVALID_VALUE (1)" in s and "NCCL_NVLS_ENABLE=0" in s, s
+PY
 # An asynchronous communicator error.
 run async RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_ASYNC_ERROR=6
 assert_eq "$(q count "$trace" api=ncclCommGetAsyncError async_error=6 async_error_name=ncclRemoteError)" 1 "async error"

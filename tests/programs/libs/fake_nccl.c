@@ -2,7 +2,11 @@
  * async errors and a blocking init on request. Environment:
  *   FAKE_NCCL_FAIL_ALLREDUCE=code   ncclAllReduce returns code
  *   FAKE_NCCL_ASYNC_ERROR=code      ncclCommGetAsyncError reports code
- *   FAKE_NCCL_INIT_SLEEP=seconds    ncclCommInitRank blocks that long (a rank waiting for its peers) */
+ *   FAKE_NCCL_INIT_SLEEP=seconds    ncclCommInitRank blocks that long (a rank waiting for its peers)
+ *   FAKE_NCCL_NVLS=1                ncclCommInitRank sets up NVLS as NCCL 2.17+ does: it looks up
+ *                                   cuMulticastCreate and calls it; a failure is ncclUnhandledCudaError */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,12 @@ int ncclCommInitRank(struct comm **c, int nranks, ncclUniqueId id, int rank)
 {
     (void)id;
     if (env("FAKE_NCCL_INIT_SLEEP")) sleep((unsigned)env("FAKE_NCCL_INIT_SLEEP"));
+    if (env("FAKE_NCCL_NVLS")) {
+        int (*mc)(void *, const void *) = (int (*)(void *, const void *))dlsym(RTLD_DEFAULT, "cuMulticastCreate");
+        unsigned long long handle = 0;
+        char prop[64] = { 0 };
+        if (mc && mc(&handle, prop) != 0) return 1;  /* ncclUnhandledCudaError */
+    }
     *c = malloc(sizeof **c);
     (*c)->nranks = nranks, (*c)->rank = rank;
     return 0;

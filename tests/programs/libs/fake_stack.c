@@ -2,7 +2,9 @@
  * with a chosen soname and version (-DKIND_... -DVERSION=...):
  *   -DFAKE_NCCL      ncclGetVersion() -> VERSION, and ncclCommRegister with -DNEW_API
  *   -DFAKE_CUDNN     cudnnGetVersion() -> VERSION, cudnnGetCudartVersion() -> CUDART, and
- *                    cudnnBackendPopulateCudaGraph with -DNEW_API
+ *                    cudnnBackendPopulateCudaGraph with -DNEW_API; with -DSUBLIB, cudnnCreate opens
+ *                    libcudnn_engines_precompiled.so.9 by name, as cuDNN 9 does, and returns
+ *                    CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (1002)
  *   -DFAKE_JITLINK   nvJitLinkVersion() -> MAJOR.MINOR, and __nvJitLinkAddData_12_1 with -DNEW_API
  *   -DFAKE_SPARSE    a cuSPARSE that needs __nvJitLinkAddData_12_1 (linked against the new nvJitLink)
  *   -DFAKE_DRIVER    a libcuda.so.1 of an old driver: cuInit and cuDriverGetVersion only
@@ -18,6 +20,10 @@ int ncclCommRegister(void *comm, void *buff, size_t size, void **handle)
 #ifdef FAKE_CUDNN
 size_t cudnnGetVersion(void) { return VERSION; }
 size_t cudnnGetCudartVersion(void) { return CUDART; }
+#ifdef SUBLIB
+#include <dlfcn.h>
+int cudnnCreate(void *handle) { (void)handle; dlopen("libcudnn_engines_precompiled.so.9", RTLD_NOW); return 1002; }
+#endif
 #ifdef NEW_API
 int cudnnBackendPopulateCudaGraph(void *h, void *plan, void *pack, void *graph)
 { (void)h, (void)plan, (void)pack, (void)graph; return 0; }
