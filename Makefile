@@ -34,22 +34,23 @@ CLI_HDR := $(wildcard tools/cli/*.h) shim/fatbin.h shim/image_explain.h shim/ref
 .PHONY: bench-cli all check check-real stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
-# Each object depends on the headers it includes (-MMD), not on every header.
+# Each object depends on the headers it includes (-MMD), not on every header; and on this file,
+# whose flags it was built with (so a tree built before -MMD is rebuilt once, whole).
 DEPFLAGS := -MMD -MP
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(SHIM_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # The dlsym path runs inside a sanitizer runtime's own start-up (it looks up functions with
 # dlsym before its shadow memory exists), so these files are never instrumented.
 EARLY_OBJ := $(BUILD)/obj/shim/resolve.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/shim/elf_sym.o
-$(EARLY_OBJ): $(BUILD)/obj/%.o: %.c
+$(EARLY_OBJ): $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) $(DEPFLAGS) -c $< -o $@
 
 -include $(SHIM_OBJ:.o=.d)
 
-$(BUILD)/obj/%.o: %.S
+$(BUILD)/obj/%.o: %.S Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 

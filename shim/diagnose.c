@@ -91,7 +91,7 @@ static void min_driver_text(char *out, size_t cap, int cuda, int exact, const ch
 
 /* --- 1. driver too old for a runtime ------------------------------------------------------- */
 
-static int exiting;  /* the last scan: say what is known, complete or not */
+static int _Atomic exiting;  /* the last scan: say what is known, complete or not (set at exit, read by the scanner) */
 
 static void too_old(const char *who_path, int needs, const char *how)
 {
@@ -156,7 +156,7 @@ void cs_diagnose_driver_version(int version)
     cs_scan_request();
     cs_inventory_rdlock();
     check_driver_too_old();
-    cs_diagnose_cudnn_sublibraries();
+    cs_diagnose_cudnn_sublibraries(exiting);
     cs_inventory_unlock();
 }
 
@@ -413,7 +413,7 @@ void cs_diagnose_libraries(void)
     check_duplicates();
     check_majors();
     check_driver_too_old();
-    cs_diagnose_cudnn_sublibraries();
+    cs_diagnose_cudnn_sublibraries(exiting);
     cs_inventory_unlock();
 }
 

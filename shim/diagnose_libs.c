@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../wrappers/gen/cuda_api.h"
 #include "../wrappers/gen/results.h"
@@ -63,6 +64,7 @@ static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev)
 /* --- cuDNN --------------------------------------------------------------------------------- */
 
 static int _Atomic cudnn_status;  /* a sub-library status seen, for the scanner to explain */
+static uint64_t _Atomic cudnn_seen_ns;  /* when: only a scan begun after it has the sub-library */
 static char cudnn_call[64];
 
 static void dir_of(const char *path, char *out, size_t cap)
@@ -73,8 +75,10 @@ static void dir_of(const char *path, char *out, size_t cap)
 }
 
 /* Run by the scanner with the inventory read-locked (cs_diagnose_libraries). */
-void cs_diagnose_cudnn_sublibraries(void)
+void cs_diagnose_cudnn_sublibraries(int final)
 {
+    /* A scan that began before the failing call may not list the sub-library it loaded. */
+    if (!atomic_load(&cudnn_status) || (!final && cs_inventory_scanned_since() <= atomic_load(&cudnn_seen_ns))) return;
     int status = atomic_exchange(&cudnn_status, 0);
     if (!status) return;
     const struct cs_library *main = cs_library_find_kind("cudnn", 0);
@@ -119,6 +123,9 @@ void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const 
                                  ev->result == CS_CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
                                  ev->result == CS_CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE)) {
         snprintf(cudnn_call, sizeof cudnn_call, "%s", cs_api_name(ev->api));
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        atomic_store(&cudnn_seen_ns, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
         atomic_store(&cudnn_status, ev->result);
         cs_scan_request();
     }

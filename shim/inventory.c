@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inventory.h"
@@ -372,8 +373,14 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * scanner may ask constant version functions (2: at exit, the driver too). A library's line is
  * written once something is known of its version, and again when a better source answers;
  * readers keep the last line per path. */
+static uint64_t _Atomic refresh_started;  /* clock time at the start of the latest scan */
+uint64_t cs_inventory_scanned_since(void) { return atomic_load(&refresh_started); }
+
 void cs_inventory_refresh(int asking)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    atomic_store(&refresh_started, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
     struct scan s = { 0, 1 };
     dl_iterate_phdr(add_cb, &s);  /* one callback: the loader's counter of objects ever added */
     int before = atomic_load(&nlibs);

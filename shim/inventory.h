@@ -3,6 +3,8 @@
 #ifndef CS_INVENTORY_H
 #define CS_INVENTORY_H
 
+#include <stdint.h>
+
 #define CS_MAX_LIBRARIES 128
 struct link_map;
 
@@ -52,7 +54,8 @@ void cs_diagnose_dlerror(const char *message);
 void cs_diagnose_forked_child_call(const char *api);
 void cs_diagnose_exit(void);
 void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (diagnose_results.c) */
-void cs_diagnose_cudnn_sublibraries(void);            /* diagnose_libs.c, by the scanner */
+void cs_diagnose_cudnn_sublibraries(int final);       /* diagnose_libs.c, by the scanner */
+uint64_t cs_inventory_scanned_since(void);  /* CLOCK_MONOTONIC ns at which the latest scan began */
 int cs_driver_version_seen(void);
 void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */  /* from the program's cuDriverGetVersion, 0 if none yet */
 extern int cs_cuda_initialised;    /* cuInit succeeded in this process */
