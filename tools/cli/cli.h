@@ -48,6 +48,7 @@ extern int trace_keep_all_calls;  /* set by diff and export before loading */
 int trace_load(const char *path, struct trace *t, char *err, size_t cap);
 json_t *trace_read_call(const struct trace *t, const struct call_rec *r);  /* the whole line, or NULL */
 int call_is_failure(json_t *c);  /* a non-zero result that is not an answer */
+int result_is_failure(const char *api, const char *lib, long long result);  /* the same, from its fields */
 /* Expand files and directories (every *.jsonl inside) into traces; prints errors itself. */
 int traces_load(int argc, char **argv, struct trace **out, int *n);
 void trace_free(struct trace *t);

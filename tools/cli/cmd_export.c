@@ -38,12 +38,6 @@ static long long wall(const struct trace *t, long long mono_ns)
     return t->start_unix_ns ? t->start_unix_ns + (mono_ns - t->start_mono_ns) : mono_ns;
 }
 
-static int call_failed(const struct call_rec *r, const char *lib)
-{
-    if (!r->result || (r->result == 600 && !strcmp(lib, "cuda"))) return 0;
-    return !(r->result == 500 && !strncmp(r->api, "cuGetProcAddress", 16));
-}
-
 struct out { FILE *f; int first; long long base; };
 
 static void put_event(struct out *o, json_t *e)
@@ -190,7 +184,7 @@ int cmd_export(int argc, char **argv)
         plain(api, sizeof api, r->api);
         json_object_del(args, "type"), json_object_del(args, "ts_ns"), json_object_del(args, "dur_ns");
         json_object_del(args, "tid"), json_object_del(args, "api");
-        int failed = call_failed(r, lib);
+        int failed = result_is_failure(r->api, lib, r->result);
         if (failed) json_object_set_new(args, "failed", json_true());
         /* Written by hand, not packed and dumped: a million of these is the whole cost. */
         char *a = json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));

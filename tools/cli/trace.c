@@ -25,19 +25,27 @@ long long jint(json_t *o, const char *key, long long dflt)
 
 int trace_keep_all_calls;
 
-int call_is_failure(json_t *c)
+int result_is_failure(const char *api, const char *lib, long long r)
 {
-    long long r = jint(c, "result", 0);
-    const char *api = jstr(c, "api");
-    if (!r || (r == 600 && !strcmp(jstr(c, "lib"), "cuda"))) return 0;      /* CUDA_ERROR_NOT_READY: an answer */
-    if (!strncmp(api, "cuGetProcAddress", 16) && r == 500) return 0;       /* "no such function": an answer */
+    if (!r || (r == 600 && !strcmp(lib, "cuda"))) return 0;             /* CUDA_ERROR_NOT_READY: an answer */
+    if (!strncmp(api, "cuGetProcAddress", 16) && r == 500) return 0;   /* "no such function": an answer */
     return 1;
 }
+
+int call_is_failure(json_t *c) { return result_is_failure(jstr(c, "api"), jstr(c, "lib"), jint(c, "result", 0)); }
 
 static void add(json_t **arr, json_t *e);
 
 /* A call line: counted if it failed, held whole if it is worth showing, and kept compact. */
 static int loading_part;  /* which file of the trace is being read */
+
+static void add_rec(struct trace *t, const char *api, long long ts, long long dur, long offset, int result, int tid)
+{
+    json_t *interned = json_object_get(t->names, api);
+    if (!interned) json_object_set_new(t->names, api, interned = json_string(api));
+    if (t->nrecs % 65536 == 0) t->recs = realloc(t->recs, sizeof *t->recs * (t->nrecs + 65536));
+    t->recs[t->nrecs++] = (struct call_rec){ json_string_value(interned), ts, dur, offset, result, tid, loading_part };
+}
 
 static void add_call(struct trace *t, json_t *e, long offset)
 {
@@ -54,13 +62,9 @@ static void add_call(struct trace *t, json_t *e, long offset)
         keep = json_array_size(t->calls) < 100000;  /* what the device is */
     }
     if (keep) json_array_append(t->calls, e);
-    if (!trace_keep_all_calls) return;
-    const char *api = jstr(e, "api");
-    json_t *interned = json_object_get(t->names, api);
-    if (!interned) json_object_set_new(t->names, api, interned = json_string(api));
-    if (t->nrecs % 65536 == 0) t->recs = realloc(t->recs, sizeof *t->recs * (t->nrecs + 65536));
-    t->recs[t->nrecs++] = (struct call_rec){ json_string_value(interned), jint(e, "ts_ns", 0), jint(e, "dur_ns", 0),
-                                             offset, (int)jint(e, "result", 0), (int)jint(e, "tid", 0), loading_part };
+    if (trace_keep_all_calls)
+        add_rec(t, jstr(e, "api"), jint(e, "ts_ns", 0), jint(e, "dur_ns", 0), offset, (int)jint(e, "result", 0),
+                (int)jint(e, "tid", 0));
 }
 
 /* The few fields of a call line that every call needs, without parsing the line: the writer
@@ -90,10 +94,7 @@ static int quick_call(struct trace *t, const char *line, long offset)
     char api[256];
     memcpy(api, a, (size_t)(q - a));
     api[q - a] = 0;
-    json_t *interned = json_object_get(t->names, api);
-    if (!interned) json_object_set_new(t->names, api, interned = json_string(api));
-    if (t->nrecs % 65536 == 0) t->recs = realloc(t->recs, sizeof *t->recs * (t->nrecs + 65536));
-    t->recs[t->nrecs++] = (struct call_rec){ json_string_value(interned), ts, dur, offset, 0, (int)tid, loading_part };
+    add_rec(t, api, ts, dur, offset, 0, (int)tid);
     return 1;
 }
 
