@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,47 +202,83 @@ static int apply_seen(struct cs_library *l, const struct source *s)
 
 /* --- 2. a constant function, asked by the scanner ---------------------------------------- */
 
-/* 1 when asked. may_wait: the scanner thread, which may take the loader lock. */
+struct question { const struct source *s; void *fn; int a, b, c, n; };
+
+/* The function's answer in a, b, c (n parts; CUPTI's one number in a, n = -1). */
+static void call_source(struct question *q)
+{
+    const struct source *s = q->s;
+    void *fn = q->fn;
+    switch (s->how) {
+    case D_CUDA_INT: case D_NCCL:
+        if (((int (*)(int *))fn)(&q->a) == 0) q->n = decode(s, q->a, &q->a, &q->b, &q->c);
+        break;
+    case D_PROPERTY:
+        if (((int (*)(int, int *))fn)(0, &q->a) == 0 && ((int (*)(int, int *))fn)(1, &q->b) == 0 &&
+            ((int (*)(int, int *))fn)(2, &q->c) == 0)
+            q->n = 3;
+        break;
+    case D_MAJOR_MINOR:
+        if (((int (*)(int *, int *))fn)(&q->a, &q->b) == 0) q->n = 2;
+        break;
+    case D_UINT:  /* CUPTI's API version: one number */
+        if (((int (*)(unsigned *))fn)((unsigned *)&q->a) == 0 && q->a > 0) q->n = -1;
+        break;
+    case D_CUDNN: case D_NONE: break;
+    }
+}
+
+/* On a program thread, under the loader's write lock: the entry is checked to be live (not
+ * closed and freed) and the library fully loaded (known to _dl_find_object, which a library
+ * is not before it is relocated). Only constant functions are asked here: they call nothing. */
+struct held_question { struct question q; const struct link_map *map; const char *name_path; int asked; };
+
+static void ask_held(void *arg)
+{
+    struct held_question *h = arg;
+    const struct link_map *m = cs_lm_head();
+    while (m && !(m == h->map && m->l_name && !strcmp(m->l_name, h->name_path))) m = m->l_next;
+    if (!m) return;
+    h->q.fn = cs_elf_lookup(m, h->q.s->fn);
+    if (!h->q.fn || cs_lm_of_addr(h->q.fn) != m) return;
+    call_source(&h->q);
+    h->asked = 1;
+}
+
+/* 1 when asked. may_wait: the scanner thread, which may take the loader lock. It holds the
+ * library with dlopen(RTLD_NOLOAD) while it asks: a dlclose on another thread cannot unmap it
+ * under the call, and a library still being loaded is waited for. */
 static int ask(struct cs_library *l, const struct source *s, int may_wait)
 {
     if (!l->map) return 0;
-    void *fn = cs_elf_lookup(l->map, s->fn), *h = NULL;
-    /* A library another thread is still loading is in the link map before it is relocated,
-     * and not yet among the objects _dl_find_object knows. The scanner waits for that load with
-     * dlopen(RTLD_NOLOAD), which also holds the library while it is asked; a synchronous scan
-     * on a program thread never takes the loader lock, and asks only a library fully loaded. */
-    if (!fn || cs_lm_of_addr(fn) != l->map) {
-        if (!may_wait || !(h = dlopen(l->name_path, RTLD_LAZY | RTLD_NOLOAD))) return 0;
-        fn = cs_elf_lookup(l->map, s->fn);
-    }
-    int a = 0, b = 0, c = 0, n = 0;
-    if (fn) {
-        if (s->ask == ASK_AT_EXIT) cs_own_count(cs_api_find(&cs_api_cuda, s->fn));
-        switch (s->how) {
-        case D_CUDA_INT: case D_NCCL:
-            if (((int (*)(int *))fn)(&a) == 0) n = decode(s, a, &a, &b, &c);
-            break;
-        case D_PROPERTY:
-            if (((int (*)(int, int *))fn)(0, &a) == 0 && ((int (*)(int, int *))fn)(1, &b) == 0 &&
-                ((int (*)(int, int *))fn)(2, &c) == 0)
-                n = 3;
-            break;
-        case D_MAJOR_MINOR:
-            if (((int (*)(int *, int *))fn)(&a, &b) == 0) n = 2;
-            break;
-        case D_UINT:  /* CUPTI's API version: one number */
-            if (((int (*)(unsigned *))fn)((unsigned *)&a) == 0 && a > 0) {
-                l->code = a;
-                snprintf(l->version, sizeof l->version, "api %d", a);
-                snprintf(l->version_api, sizeof l->version_api, "%s", s->fn);
-                l->version_rank = CS_VERSION_API;
+    struct question q = { s, NULL, 0, 0, 0, 0 };
+    if (may_wait) {
+        struct link_map *m = NULL;
+        void *h = dlopen(l->name_path, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) return 0;
+        if (!dlinfo(h, RTLD_DI_LINKMAP, &m) && m) {
+            l->map = m;
+            q.fn = cs_elf_lookup(m, s->fn);
+            if (q.fn) {
+                if (s->ask == ASK_AT_EXIT) cs_own_count(cs_api_find(&cs_api_cuda, s->fn));
+                call_source(&q);
             }
-            break;
-        case D_CUDNN: case D_NONE: break;
         }
+        dlclose(h);
+        if (!m) return 0;
+    } else {
+        struct held_question h = { q, l->map, l->name_path, 0 };
+        cs_loader_held(ask_held, &h);
+        if (!h.asked) return 0;
+        q = h.q;
     }
-    if (n) set_version(l, s, a, b, c, n, CS_VERSION_API, s->fn);
-    if (h) dlclose(h);
+    if (q.n > 0) set_version(l, s, q.a, q.b, q.c, q.n, CS_VERSION_API, s->fn);
+    if (q.n < 0) {
+        l->code = q.a;
+        snprintf(l->version, sizeof l->version, "api %d", q.a);
+        snprintf(l->version_api, sizeof l->version_api, "%s", s->fn);
+        l->version_rank = CS_VERSION_API;
+    }
     return 1;
 }
 

@@ -288,16 +288,14 @@ static int skip(const struct link_map *m)
     return strstr(n, "/ld-linux") || strstr(n, "linux-vdso") || strstr(n, "linux-gate");
 }
 
-/* Binds every object not bound yet, and looks again at those still waiting for a definition. */
-void cs_rebind(void)
+/* Under the loader's write lock (loader_lock.c): no object is unmapped while its dynamic
+ * section and GOT are read and written. */
+static void rebind_held(void *arg)
 {
-    if (!cs_rebind_on || cs_likely(!atomic_load_explicit(&needed, memory_order_acquire))) return;
-    if (!atomic_exchange_explicit(&needed, 0, memory_order_acq_rel)) return;
-    pthread_mutex_lock(&lock);
+    (void)arg;
     if (!wrapped_library_loaded()) {
         /* Nothing to bind to yet: every object waits for the first wrapped library. */
         atomic_store(&needed, 0);
-        pthread_mutex_unlock(&lock);
         return;
     }
     int hint = 0;  /* objects keep their order: the next one is usually the next entry */
@@ -322,7 +320,18 @@ void cs_rebind(void)
         if (k < ndone) done[k] = d;
         else if (ndone < MAX_OBJECTS) done[ndone++] = d;
     }
+}
+
+/* Binds every object not bound yet, and looks again at those still waiting for a definition. */
+void cs_rebind(void)
+{
+    if (!cs_rebind_on || cs_likely(!atomic_load_explicit(&needed, memory_order_acquire))) return;
+    if (!atomic_exchange_explicit(&needed, 0, memory_order_acq_rel)) return;
+    cs_loader_fence_enter();  /* lock order: the fence, this file's lock, the loader's */
+    pthread_mutex_lock(&lock);
+    cs_loader_held(rebind_held, NULL);
     pthread_mutex_unlock(&lock);
+    cs_loader_fence_leave();
 }
 
 /* The objects loaded at start-up: bound before any of their constructors runs (the shim has
@@ -332,6 +341,7 @@ __attribute__((constructor)) static void rebind_at_start(void)
     const char *v = getenv("CUDASHIM_DISABLE");
     int disabled = 0;
     if (v && cs_parse_bool(v, &disabled) && disabled) return;
+    cs_loader_fence_install();
     pthread_atfork(NULL, NULL, after_fork_child);
     cs_rebind_on = 1;
     cs_rebind();

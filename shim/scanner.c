@@ -7,7 +7,7 @@
  * thread forks leaves the child's loader locked for ever, and a hook that calls into a CUDA
  * library can wait on that library's own initialisation, which may be the very frame that called
  * the hook (cudart 11 calls cuGetProcAddress inside its pthread_once). The scanner's loader work
- * is fenced by a mutex that fork's prepare handler takes, so a fork never lands inside it. */
+ * is fenced from fork (loader_lock.c), so a fork never lands inside it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -21,25 +21,18 @@
 #include "internal.h"
 #include "inventory.h"
 
-static pthread_mutex_t loader_guard = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t _Atomic requests;
 static uint32_t _Atomic completed;  /* the request count each finished scan had seen */
 static int _Atomic running, stopping;
 static pthread_t scanner;
 
-static void prepare(void) { pthread_mutex_lock(&loader_guard); }
-static void parent(void) { pthread_mutex_unlock(&loader_guard); }
-static void child(void)
-{
-    pthread_mutex_unlock(&loader_guard);
-    atomic_store(&running, 0);  /* the thread is gone; the child's next request starts its own */
-}
+static void child(void) { atomic_store(&running, 0); }  /* the thread is gone; the child's next request starts its own */
 
 /* One scan with the loader fenced from fork. ask: also ask libraries for their versions (only
  * off every program thread's CUDA frames: the scanner, or exit). */
 static void scan(int ask)
 {
-    pthread_mutex_lock(&loader_guard);
+    cs_loader_fence_enter();
     if (!atomic_load(&stopping) || ask == 2) {
         cs_inventory_refresh(ask);
         cs_crash_prepare();
@@ -47,7 +40,7 @@ static void scan(int ask)
         cs_rebind();
         cs_rebind_report();
     }
-    pthread_mutex_unlock(&loader_guard);
+    cs_loader_fence_leave();
 }
 
 static void *scanner_main(void *arg)
@@ -77,7 +70,7 @@ static void *scanner_main(void *arg)
 
 void cs_scanner_install(void)
 {
-    pthread_atfork(prepare, parent, child);
+    pthread_atfork(NULL, NULL, child);
 }
 
 void cs_scan_request(void)

@@ -51,6 +51,11 @@ both reopen LD_LIBRARY_PATH="$FAKES:$TMP/nccl-new" CUDASHIM_TRACE_ALL=1 -- ./loa
     dlopen:"$TMP/libframework_nccl.so" call:framework_register dlclose dlopen:"$TMP/libframework_nccl.so" call:framework_register
 assert_eq "$(grep -c '^framework_register=0' <<<"$out")" 2 "both calls ran"
 assert_eq "$(q count "$trace" api=ncclCommRegister via=linked)" 2 "calls from a framework, before and after it was reopened"
+# Opened and closed in a loop while the shim's scanner reads the link map: every object it reads
+# is whole or gone (a scan raced an unmapping before the scan ran under the loader's lock).
+churn=(); for i in $(seq 1 40); do churn+=(dlopen:"$TMP/libframework_nccl.so" call:framework_register dlclose); done
+both churn LD_LIBRARY_PATH="$FAKES:$TMP/nccl-new" CUDASHIM_TRACE_ALL=1 -- ./load_libs cuda dlopen:libnccl.so.2 "${churn[@]}"
+assert_eq "$(grep -c '^framework_register=0' <<<"$out")" 40 "every call ran"
 
 # 2. A program linked against cuMemAllocAsync, run on a driver that lacks it: "symbol lookup
 #    error", exit 127, with and without the shim (lazily bound, and bound at start-up).
