@@ -228,9 +228,9 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
     cs_put(&b, "}");
     ev[b.len] = 0;
     snprintf(key, sizeof key, "%d:%s", result, kernel ? kernel : where);
-    if (result == 209) cs_finding("no-kernel-image", CS_ERROR, key, summary, fix, ev);
-    else if (result == 222) cs_finding("ptx-too-new", CS_ERROR, key, summary, fix, ev);
-    else cs_finding("image-rejected", CS_ERROR, key, summary, fix, ev);
+    if (result == 209) cs_finding(CS_F_NO_KERNEL_IMAGE, CS_ERROR, key, summary, fix, ev);
+    else if (result == 222) cs_finding(CS_F_PTX_TOO_NEW, CS_ERROR, key, summary, fix, ev);
+    else cs_finding(CS_F_IMAGE_REJECTED, CS_ERROR, key, summary, fix, ev);
     if (t) cs_extra_str(t, "diagnosis", text);
 }
 

@@ -128,7 +128,7 @@ static void too_old(const char *who_path, int needs, const char *how)
     put_kv(&b, "min_driver_windows", win, &first);
     cs_put(&b, "}");
     ev[b.len] = 0;
-    cs_finding("driver-too-old", CS_ERROR, who_path, summary, fix, ev);
+    cs_finding(CS_F_DRIVER_TOO_OLD, CS_ERROR, who_path, summary, fix, ev);
 }
 
 static void check_driver_too_old(void)
@@ -232,7 +232,7 @@ static void check_no_gpu(void)
     put_kv(&b, "libcuda_version", d && d->file_version[0] ? d->file_version : NULL, &first);
     cs_put(&b, "}");
     ev[b.len] = 0;
-    cs_finding("no-gpu-visible", CS_ERROR, "no-gpu", summary, fix, ev);
+    cs_finding(CS_F_NO_GPU_VISIBLE, CS_ERROR, "no-gpu", summary, fix, ev);
 }
 
 static void check_init_result(void)
@@ -275,7 +275,7 @@ static void check_init_result(void)
             snprintf(fix, sizeof fix,
                      "The driver package was upgraded under a loaded kernel module: reboot (or reload the nvidia "
                      "modules), or remove the stray libcuda from %s.", dir);
-        cs_finding("driver-kernel-mismatch", CS_ERROR, "803", summary, fix, ev);
+        cs_finding(CS_F_DRIVER_KERNEL_MISMATCH, CS_ERROR, "803", summary, fix, ev);
     } else if (result == CS_CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {
         snprintf(summary, sizeof summary,
                  "found forward-compatibility libcuda %s at %s, which needs a datacenter GPU; this GPU does not "
@@ -284,7 +284,7 @@ static void check_init_result(void)
         snprintf(fix, sizeof fix,
                  "Remove %s from LD_LIBRARY_PATH (or ld.so.conf.d, or the image) so the host driver's libcuda.so.1 "
                  "is used, and upgrade the host driver if the framework needs a newer CUDA.", dir);
-        cs_finding("compat-unsupported-gpu", CS_ERROR, "804", summary, fix, ev);
+        cs_finding(CS_F_COMPAT_UNSUPPORTED_GPU, CS_ERROR, "804", summary, fix, ev);
     }
 }
 
@@ -348,7 +348,7 @@ static void check_duplicates(void)
             cs_put(&e, "}");
             ev[e.len] = 0;
             snprintf(key, sizeof key, "%s", ka);
-            cs_finding("library-loaded-twice", same_soname ? CS_ERROR : CS_WARNING, key, summary, fix, ev);
+            cs_finding(CS_F_LIBRARY_LOADED_TWICE, same_soname ? CS_ERROR : CS_WARNING, key, summary, fix, ev);
         }
     }
 }
@@ -378,7 +378,7 @@ static void major_mismatch(const struct cs_library *l, int built_for, int runtim
     put_kv(&e, "runtime_cuda", r, &first);
     cs_put(&e, "}");
     ev[e.len] = 0;
-    cs_finding("library-cuda-major-mismatch", CS_WARNING, l->path, summary, fix, ev);
+    cs_finding(CS_F_LIBRARY_CUDA_MAJOR_MISMATCH, CS_WARNING, l->path, summary, fix, ev);
 }
 
 static void check_majors(void)
@@ -484,7 +484,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
     /* Within one major this is minor-version compatibility at work: a newer runtime on an older
      * driver probes for functions the driver lacks and does without them. Worth knowing (it is
      * the NCCL-04 case when a library then fails), not a fault by itself; across majors it is. */
-    cs_finding("missing-symbol", cuda / 1000 > have / 1000 ? CS_WARNING : CS_INFO, symbol, summary, fix, ev);
+    cs_finding(CS_F_MISSING_SYMBOL, cuda / 1000 > have / 1000 ? CS_WARNING : CS_INFO, symbol, summary, fix, ev);
     cs_inventory_unlock();
 }
 
@@ -548,7 +548,7 @@ static void dlsym_miss(void *handle, const char *name)
     cs_put(&e, "}");
     ev[e.len] = 0;
     /* Programs probe libcuda for optional entry points: that is information, not a fault. */
-    cs_finding("missing-symbol", !strcmp(l->kind, "driver") ? CS_INFO : CS_WARNING, name, summary, fix, ev);
+    cs_finding(CS_F_MISSING_SYMBOL, !strcmp(l->kind, "driver") ? CS_INFO : CS_WARNING, name, summary, fix, ev);
 }
 
 /* The library a symbol belongs to, from its prefix (when the message names no version node). */
@@ -660,7 +660,7 @@ static void dlerror_message(const char *msg)
         put_kv(&e, "stale_found_via", stale ? stale->found_via : on_path ? "LD_LIBRARY_PATH" : NULL, &first);
         cs_put(&e, "}");
         ev[e.len] = 0;
-        cs_finding("missing-symbol", CS_ERROR, sym, summary, fix, ev);
+        cs_finding(CS_F_MISSING_SYMBOL, CS_ERROR, sym, summary, fix, ev);
         return;
     }
     /* "/x/libcublas.so.13: version `libcublasLt.so.13' not found (required by /x/libcublas.so.13)":
@@ -686,7 +686,7 @@ static void dlerror_message(const char *msg)
         put_kv(&e, "library_found_via", l ? l->found_via : NULL, &first);
         cs_put(&e, "}");
         ev[e.len] = 0;
-        cs_finding("missing-symbol", CS_ERROR, node, summary, fix, ev);
+        cs_finding(CS_F_MISSING_SYMBOL, CS_ERROR, node, summary, fix, ev);
         return;
     }
     if (kind == CS_LOADER_NOT_FOUND) {
@@ -712,7 +712,7 @@ static void dlerror_message(const char *msg)
         put_kv(&e, "similar_loaded", other ? other->path : NULL, &first);
         cs_put(&e, "}");
         ev[e.len] = 0;
-        cs_finding("library-not-found", CS_WARNING, b, summary, fix, ev);
+        cs_finding(CS_F_LIBRARY_NOT_FOUND, CS_WARNING, b, summary, fix, ev);
     }
 }
 
@@ -725,7 +725,7 @@ void cs_diagnose_forked_child_call(const char *api)
              "found a CUDA call (%s) in a child forked after its parent initialised CUDA; a forked child cannot use "
              "the parent's CUDA state; start workers with 'spawn' or 'forkserver'", api);
     snprintf(ev, sizeof ev, "{\"api\":\"%s\",\"parent_pid\":%d}", api, (int)getppid());
-    cs_finding("cuda-in-forked-child", CS_ERROR, "fork", summary,
+    cs_finding(CS_F_CUDA_IN_FORKED_CHILD, CS_ERROR, "fork", summary,
                "Create worker processes with multiprocessing.set_start_method('spawn') (or 'forkserver'), or do "
                "not touch CUDA in the parent before forking (e.g. DataLoader workers must not use CUDA).", ev);
 }
@@ -749,7 +749,7 @@ static void check_no_cuda(void)
     put_kv(&e, "framework", fw ? fw->path : NULL, &first);
     cs_put(&e, "}");
     ev[e.len] = 0;
-    cs_finding("no-cuda-loaded", CS_ERROR, "no-cuda", summary,
+    cs_finding(CS_F_NO_CUDA_LOADED, CS_ERROR, "no-cuda", summary,
                "Install the framework's CUDA build (for PyTorch: pip install torch --index-url "
                "https://download.pytorch.org/whl/cu130, or the cuXXX your driver supports) and check that "
                "`python -c 'import torch; print(torch.version.cuda)'` prints a version.", ev);

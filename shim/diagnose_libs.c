@@ -35,7 +35,7 @@ static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev)
                  "found ncclUnhandledCudaError at %s: a CUDA call inside NCCL failed, one the shim did not see (NCCL's "
                  "static runtime made it before the shim was watching, or it was a runtime call); rerun with "
                  "NCCL_DEBUG=INFO to read it", nccl);
-        cs_finding("nccl-cuda-failure", CS_ERROR, nccl, summary,
+        cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, nccl, summary,
                    "Rerun with NCCL_DEBUG=INFO: the \"Cuda failure\" line names the call.", "{}");
         return;
     }
@@ -58,7 +58,7 @@ static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev)
                      "profile, or use an NCCL from before 2.19."
                    : "Look up that CUDA result for this call; rerun with NCCL_DEBUG=INFO for NCCL's own account.");
     snprintf(evj, sizeof evj, "{\"nccl_call\":\"%s\",\"cuda_call\":\"%s\",\"cuda_result\":%d}", nccl, api, bad->result);
-    cs_finding("nccl-cuda-failure", CS_ERROR, api, summary, fix, evj);
+    cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, api, summary, fix, evj);
 }
 
 /* --- cuDNN --------------------------------------------------------------------------------- */
@@ -109,7 +109,7 @@ void cs_diagnose_cudnn_sublibraries(int final)
                  rn ? rn : "a sub-library status", status, cudnn_call, main ? main->version : "", home[0] ? home : "?");
     snprintf(ev, sizeof ev, "{\"status\":%d,\"call\":\"%s\",\"cudnn_dir\":\"%s\",\"strays\":%d}", status, cudnn_call,
              home, strays);
-    cs_finding("cudnn-sublibrary-mismatch", CS_ERROR, cudnn_call, summary,
+    cs_finding(CS_F_CUDNN_SUBLIBRARY_MISMATCH, CS_ERROR, cudnn_call, summary,
                "Install one complete cuDNN release where libcudnn.so.9 is (for pip: reinstall or upgrade nvidia-cudnn-cuXX "
                "so every libcudnn_*.so.9 is there), or remove the other cuDNN (the directory named above) from the "
                "loader's path.", ev);

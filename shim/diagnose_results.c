@@ -44,7 +44,7 @@ static void jit_missing(const char *api)
              api, loaded ? "loaded but unusable" : beside ? "installed but could not be loaded" : "not installed beside libcuda.so.1");
     snprintf(ev, sizeof ev, "{\"api\":\"%s\",\"result\":221,\"looked_for\":\"%s\",\"found\":%s,\"loaded\":%s}", api, path,
              beside ? "true" : "false", loaded ? "true" : "false");
-    cs_finding("ptx-jit-missing", CS_ERROR, "221", summary,
+    cs_finding(CS_F_PTX_JIT_MISSING, CS_ERROR, "221", summary,
                "Install the driver package's PTX JIT library (Debian/Ubuntu: libnvidia-ptxjitcompiler1 of the same "
                "version as libcuda1); in a container, run with the NVIDIA container toolkit's compute capability "
                "(NVIDIA_DRIVER_CAPABILITIES=compute,utility), which mounts it. Or use a build of the program that "
@@ -61,7 +61,7 @@ static void fabric_manager(const char *api)
              "start nvidia-fabricmanager), or upgrade it together with the driver",
              api, nvswitch ? "; this machine has NVSwitch devices (/dev/nvidia-nvswitchctl)" : "");
     snprintf(ev, sizeof ev, "{\"api\":\"%s\",\"result\":802,\"nvswitch_device\":%s}", api, nvswitch ? "true" : "false");
-    cs_finding("fabric-manager-not-running", CS_ERROR, "802", summary,
+    cs_finding(CS_F_FABRIC_MANAGER_NOT_RUNNING, CS_ERROR, "802", summary,
                "systemctl status nvidia-fabricmanager: it must run, and its version must equal the driver's (a driver "
                "upgrade without the matching fabric manager leaves it failing to start).", ev);
 }
@@ -85,7 +85,7 @@ static void unknown_at_init(const char *api)
                  ctl ? "" : ": /dev/nvidiactl is missing too (no NVIDIA device nodes)");
     snprintf(ev, sizeof ev, "{\"api\":\"%s\",\"result\":999,\"dev_nvidia_uvm\":%s,\"dev_nvidiactl\":%s}", api,
              uvm ? "true" : "false", ctl ? "true" : "false");
-    cs_finding("cuda-unknown-error", CS_ERROR, "999", summary,
+    cs_finding(CS_F_CUDA_UNKNOWN_ERROR, CS_ERROR, "999", summary,
                !uvm && ctl ? "sudo modprobe nvidia-uvm (or nvidia-modprobe -u -c=0), then rerun; make it load at boot."
                            : "Reboot, or unload and reload the nvidia modules (nvidia_uvm, nvidia_drm, nvidia_modeset, "
                              "nvidia); check dmesg for Xid errors.",

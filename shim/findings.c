@@ -9,26 +9,34 @@
 #include "inventory.h"
 #include "internal.h"
 
+const struct cs_finding_row cs_finding_rows[CS_F_COUNT] = {
+#define CS_FINDING(name, id, severities, title) [CS_F_##name] = { id, severities, title },
+#include "findings_table.h"
+#undef CS_FINDING
+};
+
 #define MAX_FINDINGS 64
-static struct kept { char id[48], key[256], summary[1024], fix[1024], evidence[2048]; enum cs_severity sev; } kept[MAX_FINDINGS];
+static struct kept { enum cs_finding_id f; char key[256], summary[1024], fix[1024], evidence[2048]; enum cs_severity sev; } kept[MAX_FINDINGS];
 static int nkept;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *const sev_names[] = { "info", "warning", "error" };
 static void write_finding(const char *id, enum cs_severity sev, const char *summary, const char *fix,
                           const char *evidence_json);
 
-void cs_finding(const char *id, enum cs_severity sev, const char *key, const char *summary, const char *fix,
+void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, const char *summary, const char *fix,
                 const char *evidence_json)
 {
+    if ((unsigned)f >= CS_F_COUNT) return;
+    const char *id = cs_finding_rows[f].id;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nkept; i++)
-        if (!strcmp(kept[i].id, id) && !strcmp(kept[i].key, key ? key : "")) {
+        if (kept[i].f == f && !strcmp(kept[i].key, key ? key : "")) {
             pthread_mutex_unlock(&lock);
             return;
         }
     if (nkept < MAX_FINDINGS) {
         struct kept *k = &kept[nkept++];
-        snprintf(k->id, sizeof k->id, "%s", id);
+        k->f = f;
         snprintf(k->key, sizeof k->key, "%s", key ? key : "");
         snprintf(k->summary, sizeof k->summary, "%s", summary);
         snprintf(k->fix, sizeof k->fix, "%s", fix);
@@ -47,7 +55,7 @@ void cs_findings_rewrite(void)
     pthread_mutex_lock(&lock);
     int n = nkept;
     pthread_mutex_unlock(&lock);
-    for (int i = 0; i < n; i++) write_finding(kept[i].id, kept[i].sev, kept[i].summary, kept[i].fix, kept[i].evidence);
+    for (int i = 0; i < n; i++) write_finding(cs_finding_rows[kept[i].f].id, kept[i].sev, kept[i].summary, kept[i].fix, kept[i].evidence);
 }
 
 static void write_finding(const char *id, enum cs_severity sev, const char *summary, const char *fix,
@@ -94,7 +102,7 @@ void cs_findings_stderr(void)
     for (int s = CS_ERROR; s >= CS_WARNING; s--)
         for (int i = 0; i < nkept; i++) {
             if (kept[i].sev != (enum cs_severity)s) continue;
-            cs_put(&m, "cudashim: "); cs_put(&m, sev_names[s]); cs_put(&m, " ["); cs_put(&m, kept[i].id);
+            cs_put(&m, "cudashim: "); cs_put(&m, sev_names[s]); cs_put(&m, " ["); cs_put(&m, cs_finding_rows[kept[i].f].id);
             cs_put(&m, "] "); cs_put(&m, kept[i].summary); cs_put(&m, "\n  fix: "); cs_put(&m, kept[i].fix);
             cs_put(&m, "\n");
         }

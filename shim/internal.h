@@ -135,11 +135,11 @@ int cs_ask_mem_info(size_t *free_b, size_t *total_b);
 void cs_watchdog_start(void);
 void cs_watchdog_after_fork(void);
 
-/* loader_lock.c: the link map held still (no dlopen, dlsym, dladdr or dlclose inside), and
- * loader work fenced from fork */
+/* loader_lock.c: the link map held still (no dlopen, dlsym, dladdr or dlclose inside), fenced
+ * from fork */
+struct dl_phdr_info;
 void cs_loader_fence_install(void);
-void cs_loader_fence_enter(void);
-void cs_loader_fence_leave(void);
+void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 void cs_loader_held(void (*fn)(void *), void *arg);
 
 /* scanner.c: the only code that takes the loader lock or asks a library for its version */

@@ -369,7 +369,7 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* Called by the scanner only (scanner.c), with the loader fenced from fork. asking: the
+/* Called by the scanner only (scanner.c). asking: the
  * scanner may ask constant version functions (2: at exit, the driver too). A library's line is
  * written once something is known of its version, and again when a better source answers;
  * readers keep the last line per path. */
@@ -382,11 +382,11 @@ void cs_inventory_refresh(int asking)
     clock_gettime(CLOCK_MONOTONIC, &now);
     atomic_store(&refresh_started, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
     struct scan s = { 0, 1 };
-    dl_iterate_phdr(add_cb, &s);  /* one callback: the loader's counter of objects ever added */
+    cs_loader_iterate(add_cb, &s);  /* one callback: the loader's counter of objects ever added */
     int before = atomic_load(&nlibs);
     if (!s.adds || s.adds != last_adds) {
         s.check_only = 0;
-        dl_iterate_phdr(add_cb, &s);
+        cs_loader_iterate(add_cb, &s);
         last_adds = s.adds;
     }
     int after = atomic_load(&nlibs), changed = 0;

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "findings.h"
+
 #define CS_MAX_LIBRARIES 128
 struct link_map;
 
@@ -33,15 +35,7 @@ const struct cs_library *cs_library_find_kind(const char *kind, int nth);
 const struct cs_library *cs_library_of_path(const char *path);
 const char *cs_kernel_module_version(void);
 
-/* findings.c: one "finding" line per (id, key), kept for the exit summary. */
-enum cs_severity { CS_INFO, CS_WARNING, CS_ERROR };
-void cs_finding(const char *id, enum cs_severity sev, const char *key, const char *summary, const char *fix,
-                const char *evidence_json);
-void cs_findings_stderr(void);
-void cs_findings_after_fork(void);
-void cs_findings_rewrite(void);   /* every finding again, into a new trace part */
 void cs_inventory_rewrite(void);  /* every library line again, into a new trace part (by the scanner) */
-int cs_findings_count(enum cs_severity min);
 
 /* diagnose.c: the rules. Each is called where its evidence appears. */
 void cs_diagnose_libraries(void);

@@ -160,7 +160,7 @@ static void sync_after(struct cs_thread *t, struct cs_event *ev, const struct cs
              "launch reported it, so this kernel is the one that faulted",
              name, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], rn ? rn : "?", r);
     snprintf(ev_json, sizeof ev_json, "{\"kernel\":\"%.200s\",\"result\":%u,\"stream\":\"%p\"}", name, r, l->stream);
-    cs_finding("kernel-fault", CS_ERROR, name, summary,
+    cs_finding(CS_F_KERNEL_FAULT, CS_ERROR, name, summary,
                "Debug this kernel: run it under compute-sanitizer, check the inputs it was given; after an upgrade, "
                "check that the build targets this GPU natively (a JIT-compiled or wrong-architecture kernel can "
                "fault where native code does not).", ev_json);
@@ -291,12 +291,12 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
                  "%s; run on a GPU without a display, or without the display server, or split the kernel",
                  cs_api_name(ev->api), stream_known ? "that stream" : "the context",
                  n ? text : "no launch the shim saw (it came from before the shim, or from a graph)");
-        cs_finding("launch-timeout", CS_ERROR, key, summary,
+        cs_finding(CS_F_LAUNCH_TIMEOUT, CS_ERROR, key, summary,
                    "Use a GPU that drives no display (CUDA_VISIBLE_DEVICES), stop the display server (X, Wayland) on this "
                    "one, or make each kernel shorter. The context is lost: the process must start again.", ev_json);
         return;
     }
-    cs_finding("async-kernel-error", CS_ERROR, key, summary,
+    cs_finding(CS_F_ASYNC_KERNEL_ERROR, CS_ERROR, key, summary,
                "Rerun with CUDASHIM_SYNC_LAUNCHES=1 (or =PATTERN for some kernels) to find the exact kernel, then debug "
                "it with compute-sanitizer. The error is sticky: every later call in this context fails too.", ev_json);
 }

@@ -6,9 +6,11 @@
  * so work done inside a dl_iterate_phdr callback sees every object either whole or gone.
  *
  * What runs under it must not call dlopen, dlsym, dladdr or dlclose: they take the other
- * lock, which a dlclose holds while it waits for this one. Loader work is also fenced from
- * fork (the guard below, taken by fork's prepare handler), so that no child starts with the
- * loader's write lock held by a thread that did not come along. */
+ * lock, which a dlclose holds while it waits for this one. It is also fenced from fork (the
+ * guard below, taken by fork's prepare handler): glibc makes the child's dlopen lock anew, not
+ * this one, so a child forked while another thread held it would wait for ever. Nothing else
+ * may be done under the guard: a thread inside dlopen can be waiting for it (a constructor's
+ * dlsym reaches the shim), so its holder must never wait for the loader's dlopen lock. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -17,21 +19,21 @@
 
 #include "internal.h"
 
-/* Recursive: the scanner holds it across a scan that also rebinds. */
-static pthread_mutex_t guard = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t guard = PTHREAD_MUTEX_INITIALIZER;
 
 static void prepare(void) { pthread_mutex_lock(&guard); }
 static void parent(void) { pthread_mutex_unlock(&guard); }
-/* Made anew: the child's thread is not the owner the parent's locking recorded. */
-static void child(void)
-{
-    static const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-    guard = fresh;
-}
+/* Made anew: only the forking thread came along, and it took the guard in prepare. */
+static void child(void) { pthread_mutex_init(&guard, NULL); }
 
 void cs_loader_fence_install(void) { pthread_atfork(prepare, parent, child); }
-void cs_loader_fence_enter(void) { pthread_mutex_lock(&guard); }
-void cs_loader_fence_leave(void) { pthread_mutex_unlock(&guard); }
+
+void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    pthread_mutex_lock(&guard);
+    dl_iterate_phdr(cb, arg);
+    pthread_mutex_unlock(&guard);
+}
 
 struct held { void (*fn)(void *); void *arg; };
 
@@ -46,7 +48,5 @@ static int run_once(struct dl_phdr_info *info, size_t size, void *arg)
 void cs_loader_held(void (*fn)(void *), void *arg)
 {
     struct held h = { fn, arg };
-    cs_loader_fence_enter();
-    dl_iterate_phdr(run_once, &h);
-    cs_loader_fence_leave();
+    cs_loader_iterate(run_once, &h);
 }

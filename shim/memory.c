@@ -61,7 +61,7 @@ static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint6
     snprintf(ev_json, sizeof ev_json,
              "{\"api\":\"%s\",\"requested\":%s,\"free\":%s,\"total\":%s,\"process_live_bytes\":%s}",
              cs_api_name(ev->api), cs_num(n1, size), cs_num(n2, free_b), cs_num(n3, total_b), cs_num(n4, live));
-    cs_finding("out-of-memory", CS_WARNING, "oom", summary,
+    cs_finding(CS_F_OUT_OF_MEMORY, CS_WARNING, "oom", summary,
                "Reduce the batch size or model size, free cached memory (PyTorch: torch.cuda.empty_cache(); "
                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation), or stop the other processes "
                "on this GPU (nvidia-smi lists them). An upgrade can raise memory use: compare with the old stack's "

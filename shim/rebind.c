@@ -327,11 +327,9 @@ void cs_rebind(void)
 {
     if (!cs_rebind_on || cs_likely(!atomic_load_explicit(&needed, memory_order_acquire))) return;
     if (!atomic_exchange_explicit(&needed, 0, memory_order_acq_rel)) return;
-    cs_loader_fence_enter();  /* lock order: the fence, this file's lock, the loader's */
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);  /* lock order: this file's lock, the fence, the loader's */
     cs_loader_held(rebind_held, NULL);
     pthread_mutex_unlock(&lock);
-    cs_loader_fence_leave();
 }
 
 /* The objects loaded at start-up: bound before any of their constructors runs (the shim has

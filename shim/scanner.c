@@ -6,8 +6,8 @@
  * Why a thread: a hook that takes the loader lock (dl_iterate_phdr, dladdr, dlopen) while another
  * thread forks leaves the child's loader locked for ever, and a hook that calls into a CUDA
  * library can wait on that library's own initialisation, which may be the very frame that called
- * the hook (cudart 11 calls cuGetProcAddress inside its pthread_once). The scanner's loader work
- * is fenced from fork (loader_lock.c), so a fork never lands inside it. */
+ * the hook (cudart 11 calls cuGetProcAddress inside its pthread_once). Its reading of the link
+ * map is fenced from fork (loader_lock.c), so a fork never lands inside it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -28,11 +28,10 @@ static pthread_t scanner;
 
 static void child(void) { atomic_store(&running, 0); }  /* the thread is gone; the child's next request starts its own */
 
-/* One scan with the loader fenced from fork. ask: also ask libraries for their versions (only
+/* One scan. ask: also ask libraries for their versions (only
  * off every program thread's CUDA frames: the scanner, or exit). */
 static void scan(int ask)
 {
-    cs_loader_fence_enter();
     if (!atomic_load(&stopping) || ask == 2) {
         cs_inventory_refresh(ask);
         cs_crash_prepare();
@@ -40,7 +39,6 @@ static void scan(int ask)
         cs_rebind();
         cs_rebind_report();
     }
-    cs_loader_fence_leave();
 }
 
 static void *scanner_main(void *arg)

@@ -12,12 +12,33 @@
                                                 (the last line written for each path)
   trace_query.py valid TRACE                    every line parses; header first, summary last
 """
-import json, sys
+import json, os, re, sys
+
+# The table of trace records (shim/trace_records.h): every line read here must conform to it.
+_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shim", "trace_records.h")
+
+
+def records():
+    text = re.sub(r'"\s*"', "", open(_TABLE).read())  # join C's adjacent string literals
+    return {t: set(keys.split()) | {"type"} for t, keys in re.findall(r'^CS_RECORD\((\w+),\s*"([^"]*)"\)', text, re.M)}
+
+
+def conform(path, lines):
+    table = records()
+    for n, e in enumerate(lines, 1):
+        keys = table.get(e.get("type"))
+        if keys is None:
+            sys.exit(f"{path}:{n}: a record of type {e.get('type')!r}, not in shim/trace_records.h")
+        extra = sorted(set(e) - keys)
+        if extra:
+            sys.exit(f"{path}:{n}: {e['type']} record with keys not in shim/trace_records.h: {', '.join(extra)}")
 
 
 def events(path):
     with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
+        lines = [json.loads(l) for l in f if l.strip()]
+    conform(path, lines)
+    return lines
 
 
 def match(e, conds):

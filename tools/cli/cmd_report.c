@@ -200,6 +200,7 @@ static void print_findings(json_t *findings)
         char fix[4096];
         snprintf(fix, sizeof fix, "fix: %s", jstr(f, "fix"));
         wrap(stdout, "          ", fix, CLI_WIDTH);
+        if (finding_title(jstr(f, "id"))) printf("          %smore: docs/diagnoses.md#%s%s\n", c_dim(), jstr(f, "id"), c_reset());
     }
 }
 

@@ -61,3 +61,17 @@ void rule(FILE *f, const char *title)
 {
     fprintf(f, "\n%s%s%s\n", c_bold(), title, c_reset());
 }
+
+/* The finding's row in the shim's table, or NULL for an id this build does not know (a trace
+ * written by a newer shim). */
+const char *finding_title(const char *id)
+{
+    static const char *const rows[][2] = {
+#define CS_FINDING(name, fid, severities, title) { fid, title },
+#include "../../shim/findings_table.h"
+#undef CS_FINDING
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (!strcmp(rows[i][0], id)) return rows[i][1];
+    return NULL;
+}

@@ -79,6 +79,27 @@ static int field_ll(const char *line, const char *key, long long *v)
     return end != p + strlen(key);
 }
 
+/* The kinds of line, from the shim's table (shim/trace_records.h). A type this build does not
+ * know is ignored, as the format promises. */
+enum record {
+#define CS_RECORD(type, keys) REC_##type,
+#include "../../shim/trace_records.h"
+#undef CS_RECORD
+    REC_UNKNOWN
+};
+
+static enum record record_of(const char *type)
+{
+    static const char *const names[] = {
+#define CS_RECORD(type, keys) #type,
+#include "../../shim/trace_records.h"
+#undef CS_RECORD
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(names[i], type)) return (enum record)i;
+    return REC_UNKNOWN;
+}
+
 static int quick_call(struct trace *t, const char *line, long offset)
 {
     const char *a = strstr(line, "\"api\":\"");
@@ -217,7 +238,8 @@ static int load_file(const char *path, struct trace *t, char *err, size_t cap)
             json_decref(e), free(line), fclose(f);
             return -1;
         }
-        if (!strcmp(type, "header")) {
+        switch (record_of(type)) {
+        case REC_header:
             if (strcmp(jstr(e, "format"), TRACE_FORMAT)) {
                 snprintf(err, cap, "%s:%d: format \"%s\" is not %s", path, lineno, jstr(e, "format"), TRACE_FORMAT);
                 json_decref(e), free(line), fclose(f);
@@ -232,23 +254,26 @@ static int load_file(const char *path, struct trace *t, char *err, size_t cap)
             if (!t->header) t->header = json_incref(e);
             t->start_mono_ns = jint(e, "start_mono_ns", 0);
             t->start_unix_ns = jint(e, "start_unix_ns", 0);
-        } else if (!strcmp(type, "call")) add_call(t, e, offset);
-        else if (!strcmp(type, "finding")) add_finding(t, e);
-        else if (!strcmp(type, "continued")) { if (jint(e, "part", 1) > t->part) t->part = (int)jint(e, "part", 1); }
-        else if (!strcmp(type, "library")) add_library(t, e);
-        else if (!strcmp(type, "runtime")) add(&t->runtimes, e);
-        else if (!strcmp(type, "system")) add(&t->systems, e);
-        else if (!strcmp(type, "hang")) add(&t->hangs, e);
-        else if (!strcmp(type, "process") && t->header) {
-            /* facts learnt after the header was written (NCCL's version): merged into it */
-            const char *k;
-            json_t *v;
-            json_object_foreach(e, k, v) if (strcmp(k, "type")) json_object_set(t->header, k, v);
+            break;
+        case REC_call: add_call(t, e, offset); break;
+        case REC_finding: add_finding(t, e); break;
+        case REC_continued: if (jint(e, "part", 1) > t->part) t->part = (int)jint(e, "part", 1); break;
+        case REC_library: add_library(t, e); break;
+        case REC_runtime: add(&t->runtimes, e); break;
+        case REC_system: add(&t->systems, e); break;
+        case REC_hang: add(&t->hangs, e); break;
+        case REC_process:
+            if (t->header) {  /* facts learnt after the header was written (NCCL's version): merged into it */
+                const char *k;
+                json_t *v;
+                json_object_foreach(e, k, v) if (strcmp(k, "type")) json_object_set(t->header, k, v);
+            }
+            break;
+        case REC_summary: json_decref(t->summary); t->summary = json_incref(e); break;
+        case REC_crash: if (!t->crash) t->crash = json_incref(e); break;
+        case REC_signal_handlers: json_decref(t->handlers); t->handlers = json_incref(e); break;
+        case REC_UNKNOWN: break;
         }
-        else if (!strcmp(type, "summary")) { json_decref(t->summary); t->summary = json_incref(e); }
-        else if (!strcmp(type, "crash")) { if (!t->crash) t->crash = json_incref(e); }
-        else if (!strcmp(type, "signal_handlers")) { json_decref(t->handlers); t->handlers = json_incref(e); }
-        /* unknown types: ignored, as the format promises */
         json_decref(e);
     }
     free(line);
