@@ -238,7 +238,7 @@ static void ask_held(void *arg)
     struct held_question *h = arg;
     const struct link_map *m = cs_lm_head();
     while (m && !(m == h->map && m->l_name && !strcmp(m->l_name, h->name_path))) m = m->l_next;
-    if (!m) return;
+    if (!m || !m->l_addr || cs_lm_of_addr((void *)m->l_addr) != m) return;
     h->q.fn = cs_elf_lookup(m, h->q.s->fn);
     if (!h->q.fn || cs_lm_of_addr(h->q.fn) != m) return;
     call_source(&h->q);

@@ -14,8 +14,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
 
 #include "internal.h"
 
@@ -23,13 +29,46 @@ static pthread_mutex_t guard = PTHREAD_MUTEX_INITIALIZER;
 
 static void prepare(void) { pthread_mutex_lock(&guard); }
 static void parent(void) { pthread_mutex_unlock(&guard); }
+/* A forked child may hold the loader's write lock for ever: glibc does not make it anew, and
+ * the thread that held it at the fork (a dlclose) did not come along. The child reads the link
+ * map without it, as a hook does, skipping objects the loader no longer knows. */
+static int _Atomic in_child;
+
 /* Made anew: only the forking thread came along, and it took the guard in prepare. */
-static void child(void) { pthread_mutex_init(&guard, NULL); }
+static void child(void)
+{
+    pthread_mutex_init(&guard, NULL);
+    atomic_store(&in_child, 1);
+}
+
+static int lock_free_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
+        struct dl_phdr_info info;
+        memset(&info, 0, sizeof info);
+        info.dlpi_addr = m->l_addr;
+        info.dlpi_name = m->l_name;
+        if (m == cs_lm_head()) {
+            info.dlpi_phdr = (const void *)getauxval(AT_PHDR);
+            info.dlpi_phnum = (ElfW(Half))getauxval(AT_PHNUM);
+        } else {
+            if (!m->l_addr || cs_lm_of_addr((void *)m->l_addr) != m) continue;  /* closed, or not yet loaded */
+            const ElfW(Ehdr) *e = (const void *)m->l_addr;
+            if (memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_phentsize != sizeof(ElfW(Phdr))) continue;
+            info.dlpi_phdr = (const void *)(m->l_addr + e->e_phoff);
+            info.dlpi_phnum = e->e_phnum;
+        }
+        int r = cb(&info, offsetof(struct dl_phdr_info, dlpi_adds), arg);
+        if (r) return r;
+    }
+    return 0;
+}
 
 void cs_loader_fence_install(void) { pthread_atfork(prepare, parent, child); }
 
 void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 {
+    if (atomic_load(&in_child)) { lock_free_iterate(cb, arg); return; }
     pthread_mutex_lock(&guard);
     dl_iterate_phdr(cb, arg);
     pthread_mutex_unlock(&guard);

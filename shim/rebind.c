@@ -301,6 +301,9 @@ static void rebind_held(void *arg)
     int hint = 0;  /* objects keep their order: the next one is usually the next entry */
     for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
         if (skip(m)) continue;
+        /* Known to the loader's object index: neither closed (a forked child reads without the
+         * lock) nor still being loaded. */
+        if (m != cs_lm_head() && (!m->l_addr || cs_lm_of_addr((void *)m->l_addr) != m)) continue;
         int k = hint < ndone && done[hint].m == m && done[hint].addr == m->l_addr ? hint : 0;
         if (k != hint || hint >= ndone)
             for (k = 0; k < ndone; k++)

@@ -26,12 +26,30 @@ static uint32_t _Atomic completed;  /* the request count each finished scan had 
 static int _Atomic running, stopping;
 static pthread_t scanner;
 
-static void child(void) { atomic_store(&running, 0); }  /* the thread is gone; the child's next request starts its own */
+/* One scan at a time (the scanner thread, a hook's synchronous scan, exit). Held across the
+ * version questions, which may wait for another thread's dlopen: a synchronous scan, which can
+ * run inside a dlopen (a constructor's dlsym), waits for it only a bounded time. */
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void child(void)
+{
+    pthread_mutex_init(&scan_lock, NULL);  /* its holder, if any, did not come along */
+    atomic_store(&running, 0);  /* the thread is gone; the child's next request starts its own */
+}
 
 /* One scan. ask: also ask libraries for their versions (only
  * off every program thread's CUDA frames: the scanner, or exit). */
 static void scan(int ask)
 {
+    if (ask) {
+        pthread_mutex_lock(&scan_lock);
+    } else {  /* bounded: the scan under way may be waiting for this very thread's dlopen */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 300000000;
+        until.tv_sec += until.tv_nsec / 1000000000, until.tv_nsec %= 1000000000;
+        if (pthread_mutex_timedlock(&scan_lock, &until)) return;
+    }
     if (!atomic_load(&stopping) || ask == 2) {
         cs_inventory_refresh(ask);
         cs_crash_prepare();
@@ -39,6 +57,7 @@ static void scan(int ask)
         cs_rebind();
         cs_rebind_report();
     }
+    pthread_mutex_unlock(&scan_lock);
 }
 
 static void *scanner_main(void *arg)
