@@ -13,6 +13,7 @@ const struct cs_var cs_vars[CS_CFG_COUNT] = {
 };
 
 struct cs_config cs_cfg;
+int cs_disabled;  /* CUDASHIM_DISABLE, or a failed start: set by init.c */
 
 static void warn(const char *name, const char *val, const char *want)
 {

@@ -35,11 +35,6 @@ static int nruntimes;
 int cs_driver_version_seen(void) { return atomic_load(&driver_version); }
 
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 static void cuda_text(char *out, size_t cap, int code)
 {
@@ -106,7 +101,7 @@ static void too_old(const char *who_path, int needs, const char *how)
     snprintf(summary, sizeof summary,
              "found %s (CUDA %s), which needs a driver for CUDA %d.x (%s); this driver is %s; upgrade the driver, "
              "or use forward compatibility, or install a build for CUDA %d",
-             base_name(who_path), need_c, needs / 1000, mins, have_t, have / 1000);
+             cs_base_name(who_path), need_c, needs / 1000, mins, have_t, have / 1000);
     snprintf(fix, sizeof fix,
              "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). Or, on a datacenter GPU only, install the "
              "cuda-compat package for CUDA %s and put its directory first on LD_LIBRARY_PATH. Or install the "
@@ -435,7 +430,7 @@ static void note_runtime(const char *caller, int cuda)
     const struct cs_library *l = cs_library_of_path(caller);
     cs_put(&b, "{\"type\":\"runtime\",\"caller\":"); cs_put_str(&b, caller);
     cs_put(&b, ",\"cuda_version\":"); cs_put_i64(&b, cuda);
-    cs_put(&b, ",\"static\":"); cs_put(&b, (l && !strcmp(l->kind, "cudart")) || !strncmp(base_name(caller), "libcudart", 9) ? "false" : "true");
+    cs_put(&b, ",\"static\":"); cs_put(&b, (l && !strcmp(l->kind, "cudart")) || !strncmp(cs_base_name(caller), "libcudart", 9) ? "false" : "true");
     cs_put(&b, "}\n");
     cs_write_line(line, b.len);
 }
@@ -465,9 +460,9 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
     snprintf(summary, sizeof summary,
              "found %s asking the driver for %s at CUDA %s, which this driver (%s) does not have; upgrade the "
              "driver to one for CUDA %s (%s)",
-             base_name(caller), symbol, need, have_t, need, mins);
+             cs_base_name(caller), symbol, need, have_t, need, mins);
     snprintf(fix, sizeof fix, "Upgrade the NVIDIA driver to one for CUDA %s or later (%s), or use a %s built for the "
-             "driver's CUDA.", need, mins, base_name(caller));
+             "driver's CUDA.", need, mins, cs_base_name(caller));
     struct cs_buf e = { ev, 0, sizeof ev - 1 };
     int first = 1;
     char hv[16], st[8];
@@ -602,14 +597,14 @@ static void dlerror_message(const char *msg)
     put_kv(&e, "loader_message", msg, &first);
     if (kind == CS_LOADER_UNDEFINED_SYMBOL) {
         const char *needer = m.object, *sym = m.symbol, *vernode = m.version;
-        if (!is_cuda_name(base_name(needer)) && !provider_of(sym)) return;
+        if (!is_cuda_name(cs_base_name(needer)) && !provider_of(sym)) return;
         const char *prov = vernode[0] ? vernode : provider_of(sym);
         if (!prov || !is_cuda_name(prov)) return;
         /* A lookup that found nothing ("libcuda.so.1: undefined symbol: cuFoo", from dlsym) names
          * the library searched, which is the provider itself; a failed load names the library
          * that needed the symbol. Lookups are probes (see cs_diagnose_dlsym_miss), and the shim's
          * own next-definition lookups are not the program's. */
-        if (!strncmp(base_name(needer), prov, strlen(prov)) || !strncmp(base_name(needer), "libcudashim", 11)) return;
+        if (!strncmp(cs_base_name(needer), prov, strlen(prov)) || !strncmp(cs_base_name(needer), "libcudashim", 11)) return;
         /* The stale copy: the loaded library that should have provided the symbol. */
         const struct cs_library *stale = NULL;
         for (int i = 0; i < cs_library_count(); i++) {
@@ -625,28 +620,28 @@ static void dlerror_message(const char *msg)
             snprintf(summary, sizeof summary,
                      "found %s needing %s from %s, but the %s the loader finds first, %s (LD_LIBRARY_PATH entry "
                      "%s), lacks it; load the %s that matches %s",
-                     base_name(needer), sym, prov, prov, lp_path, lp_entry, prov, base_name(needer));
+                     cs_base_name(needer), sym, prov, prov, lp_path, lp_entry, prov, cs_base_name(needer));
         else if (stale)
             snprintf(summary, sizeof summary,
                      "found %s needing %s from %s, but the loaded %s (%s%s%s, %s) lacks it; load the %s that "
                      "matches %s",
-                     base_name(needer), sym, prov, stale->name, stale->path, stale->version[0] ? " " : "",
-                     stale->version, stale->found_via, prov, base_name(needer));
+                     cs_base_name(needer), sym, prov, stale->name, stale->path, stale->version[0] ? " " : "",
+                     stale->version, stale->found_via, prov, cs_base_name(needer));
         else
             snprintf(summary, sizeof summary, "found %s needing %s from %s, which no loaded library provides; "
-                     "install the %s that matches %s", base_name(needer), sym, prov, prov, base_name(needer));
+                     "install the %s that matches %s", cs_base_name(needer), sym, prov, prov, cs_base_name(needer));
         if (!strncmp(prov, "libcuda.so", 10))
             snprintf(fix, sizeof fix, "%s is part of the NVIDIA driver: install a driver that provides %s (a newer "
-                     "one), or use a build of %s made for the installed driver.", prov, sym, base_name(needer));
+                     "one), or use a build of %s made for the installed driver.", prov, sym, cs_base_name(needer));
         else if (on_path)
             snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH: it brings an older %s, and the copy installed "
-                     "beside %s provides %s.", lp_entry, prov, base_name(needer), sym);
+                     "beside %s provides %s.", lp_entry, prov, cs_base_name(needer), sym);
         else if (stale && !strncmp(stale->found_via, "LD_LIBRARY_PATH entry ", 22))
             snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH: it brings the older %s, and the copy installed "
-                     "beside %s provides %s.", stale->found_via + 22, stale->name, base_name(needer), sym);
+                     "beside %s provides %s.", stale->found_via + 22, stale->name, cs_base_name(needer), sym);
         else
             snprintf(fix, sizeof fix, "Install matching versions of %s and %s (for pip: upgrade both nvidia-* "
-                     "packages together).", base_name(needer), prov);
+                     "packages together).", cs_base_name(needer), prov);
         if (lazy_reference) {
             size_t n = strlen(summary);
             snprintf(summary + n, sizeof summary - n, "; the reference is bound lazily, so the first call of %s "
@@ -667,19 +662,19 @@ static void dlerror_message(const char *msg)
      * the copy at /x (the first path) lacks a whole version node the requester was linked against. */
     if (kind == CS_LOADER_MISSING_VERSION) {
         const char *lib = m.object, *node = m.version, *req = m.required_by;
-        if (!is_cuda_name(base_name(lib)) && !is_cuda_name(node)) return;
+        if (!is_cuda_name(cs_base_name(lib)) && !is_cuda_name(node)) return;
         const struct cs_library *l = cs_library_of_path(lib);
         char where[PATH_MAX + 64];
         if (l) snprintf(where, sizeof where, "%s%s%s, %s", lib, l->version[0] ? " " : "", l->version, l->found_via);
         else snprintf(where, sizeof where, "%s", lib);
         snprintf(summary, sizeof summary,
                  "found %s needing version %s of %s, but the copy the loader found, %s, lacks it; load the %s that "
-                 "matches %s", req[0] ? base_name(req) : "a library", node, base_name(lib), where, base_name(lib),
-                 req[0] ? base_name(req) : "it");
+                 "matches %s", req[0] ? cs_base_name(req) : "a library", node, cs_base_name(lib), where, cs_base_name(lib),
+                 req[0] ? cs_base_name(req) : "it");
         snprintf(fix, sizeof fix,
                  "Make the loader find the %s that %s was built with: remove the directory of %s from "
                  "LD_LIBRARY_PATH if it brings an older copy, or install matching versions of both (for pip: "
-                 "upgrade the nvidia-* packages together).", base_name(lib), req[0] ? base_name(req) : "the caller", lib);
+                 "upgrade the nvidia-* packages together).", cs_base_name(lib), req[0] ? cs_base_name(req) : "the caller", lib);
         put_kv(&e, "library", lib, &first);
         put_kv(&e, "version_node", node, &first);
         put_kv(&e, "required_by", req[0] ? req : NULL, &first);
@@ -690,7 +685,7 @@ static void dlerror_message(const char *msg)
         return;
     }
     if (kind == CS_LOADER_NOT_FOUND) {
-        const char *b = base_name(m.object);
+        const char *b = cs_base_name(m.object);
         if (!is_cuda_name(b) || !strncmp(b, "libnccl-", 8)) return;  /* NCCL probes for optional plugins */
         const char *llp = getenv("LD_LIBRARY_PATH");
         snprintf(summary, sizeof summary,

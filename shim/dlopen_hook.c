@@ -23,16 +23,11 @@ static struct request {
 } requests[REQUESTS];
 static unsigned _Atomic nrequests;
 
-static const char *base_of(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 static void note(const char *file, void *ra)
 {
     if (!file || !*file || cs_disabled || cs_own_thread) return;
-    const char *b = base_of(file);
+    const char *b = cs_base_name(file);
     if (!cs_is_cuda_library_name(b, strlen(b))) return;
     unsigned i = atomic_fetch_add(&nrequests, 1);
     if (i >= REQUESTS) return;  /* the first ones are what decide the inventory */
@@ -105,7 +100,7 @@ int cs_dlopen_request(const char *path, char *caller, size_t cap, int *by_name)
         struct request *r = &requests[i];
         if (!atomic_load(&r->ready)) continue;
         int named = !strchr(r->name, '/');
-        if (named ? strcmp(r->name, base_of(path)) : strcmp(r->name, path)) continue;
+        if (named ? strcmp(r->name, cs_base_name(path)) : strcmp(r->name, path)) continue;
         snprintf(caller, cap, "%s", r->caller);
         *by_name = named;
         return 1;

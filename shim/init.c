@@ -16,7 +16,7 @@
 enum { UNINIT, IN_PROGRESS, READY, DISABLED };
 static int _Atomic state = UNINIT;
 static __thread int initialising __attribute__((tls_model("initial-exec")));
-int cs_disabled;
+
 pid_t cs_pid;
 
 static void after_fork_child(void)

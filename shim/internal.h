@@ -135,6 +135,10 @@ int cs_ask_mem_info(size_t *free_b, size_t *total_b);
 void cs_watchdog_start(void);
 void cs_watchdog_after_fork(void);
 
+/* library_names.c: pure string work */
+int cs_is_cuda_library_name(const char *base, size_t len);  /* libcudart.so.13, libnccl.so.2, ... */
+const char *cs_base_name(const char *path);
+
 /* loader_lock.c: the link map held still (no dlopen, dlsym, dladdr or dlclose inside), fenced
  * from fork */
 struct dl_phdr_info;

@@ -61,21 +61,6 @@ static const struct family {
     { "libonnxruntime", "framework" },
 };
 
-/* The one list of CUDA-stack file-name stems (crash frames, loader messages). Pure string
- * compares: the crash handler calls it. */
-int cs_is_cuda_library_name(const char *base, size_t len)
-{
-    static const char *const stems[] = {
-        "libcuda.", "libcudart", "libcudnn", "libnccl", "libcublas", "libnvrtc", "libnvJitLink", "libcusparse",
-        "libcufft", "libcurand", "libcusolver", "libcupti", "libnvidia-", "libnvToolsExt", "libnvperf",
-    };
-    for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
-        size_t n = strlen(stems[i]);
-        if (len >= n && !memcmp(base, stems[i], n)) return 1;
-    }
-    return 0;
-}
-
 static struct cs_library libs[CS_MAX_LIBRARIES];
 static int _Atomic rewrite_all;  /* a new trace part: every library line again */
 /* Entries are complete before they are published (nlibs); what the scanner learns later (a
@@ -97,11 +82,6 @@ static const struct family *family_of(const char *base)
     return NULL;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 /* --- ELF facts from the mapped image ---------------------------------------------------- */
 
@@ -333,7 +313,7 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (s->check_only) return 1;
     const char *name = info->dlpi_name;
     if (!name || !*name) return 0;
-    const struct family *f = family_of(base_name(name));
+    const struct family *f = family_of(cs_base_name(name));
     if (!f) return 0;
     char real[PATH_MAX];
     if (!realpath(name, real)) snprintf(real, sizeof real, "%s", name);
@@ -351,7 +331,7 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
     memset(l, 0, sizeof *l);
     snprintf(l->path, sizeof l->path, "%s", real);
     snprintf(l->name_path, sizeof l->name_path, "%s", name);
-    snprintf(l->name, sizeof l->name, "%s", base_name(name));
+    snprintf(l->name, sizeof l->name, "%s", cs_base_name(name));
     snprintf(l->kind, sizeof l->kind, "%s", f->kind);
     const char *soname = dyn_string(info, DT_SONAME);
     if (soname) snprintf(l->soname, sizeof l->soname, "%s", soname);

@@ -28,7 +28,6 @@ void cs_inventory_refresh(int ask_versions);
 void cs_inventory_after_fork(void);  /* the child's trace gets its own library lines */
 void cs_inventory_rdlock(void);      /* around reads of versions (the scanner stores them late) */
 void cs_inventory_unlock(void);
-int cs_is_cuda_library_name(const char *base, size_t len);  /* libcudart.so.13, libnccl.so.2, ... */
 int cs_library_count(void);
 struct cs_library *cs_library_at(int i);
 const struct cs_library *cs_library_find_kind(const char *kind, int nth);

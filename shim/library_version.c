@@ -350,11 +350,6 @@ static int header_version(const char *path, const struct source *s, int *v)
     return found == 7;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 /* A framework's build, from its wheel beside it: torch-2.5.1+cu121 says the CUDA it was built
  * for, which is what a user upgrading the driver or the toolkit has to match. */
@@ -382,7 +377,7 @@ static void framework_version(struct cs_library *l)
 void cs_version_from_files(struct cs_library *l)
 {
     const struct source *s = source_of(l->kind);
-    const char *so = strstr(base_name(l->path), ".so.");
+    const char *so = strstr(cs_base_name(l->path), ".so.");
     const char *text = so ? so + 4 : "";
     if (strchr(text, '.')) snprintf(l->file_version, sizeof l->file_version, "%s", text);
     if (!strcmp(l->kind, "framework")) { framework_version(l); return; }

@@ -34,6 +34,27 @@ for threads in 1 2 8; do
     done
 done
 
+# Instructions added per linked cuLaunchKernel, counted by callgrind (deterministic, unlike a
+# time on a virtual machine): the inclusive cost of the benchmark's calling loop on its own
+# thread, at two burst lengths, so the first call's set-up cancels out. The scanner's and the
+# ALL-mode writer's threads are not the call's cost on the calling thread.
+if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
+    ir() {  # instructions in the calling loop of ./bench burst N, with the VAR=VALUE settings given
+        local n=$1; shift
+        rm -f "$TMP"/cg.out*
+        env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg.out" \
+            ./bench burst "$n" >/dev/null 2>&1 || { echo 0; return; }
+        callgrind_annotate --inclusive=yes "$TMP/cg.out-01" 2>/dev/null | awk '$NF ~ /^\[/ && $(NF-1) ~ /:run$/ {gsub(",", "", $1); print $1; exit}'
+    }
+    n1=10000; n2=30000
+    per() { local a b; a=$(ir $n1 "$@"); b=$(ir $n2 "$@"); echo $(( (b - a) / (n2 - n1) )); }
+    base=$(per); d=$(per LD_PRELOAD="$SHIM"); a=$(per LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1)
+    echo "callgrind, instructions per linked cuLaunchKernel on the calling thread: $base without the shim, default $d (+$((d - base))), ALL mode $a (+$((a - base)))"
+    rm -f "$TMP"/cudashim-* "$TMP"/cg.out*
+else
+    echo "callgrind: valgrind not installed (instructions per call not counted)"
+fi
+
 if command -v ltrace >/dev/null; then
     t0=$(date +%s%N); ltrace -e cuLaunchKernel -o /dev/null ./bench burst 2000 2>/dev/null; t1=$(date +%s%N)
     echo "ltrace: $(( (t1 - t0) / 2000 )) ns per call (2000 calls, start-up included)"
