@@ -42,7 +42,6 @@ static char self_path[4096];
 static int _Atomic crash_owner;     /* tid of the thread writing a crash record, 0 when none */
 static int _Atomic records_written;
 static __thread int in_handler __attribute__((tls_model("initial-exec")));
-int _Atomic cs_crash_active;  /* a crash record is being written: nothing may load or lock */
 
 /* libunwind's local-only entry points, looked up by name: the opaque types are sized generously
  * (unw_cursor_t is 127 words on x86-64) so its headers are not needed to build. */

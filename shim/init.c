@@ -12,6 +12,9 @@
 
 #include "internal.h"
 #include "inventory.h"
+#include "devcode.h"
+#include "hooks_libs.h"
+#include "../wrappers/gen/results.h"
 
 enum { UNINIT, IN_PROGRESS, READY, DISABLED };
 static int _Atomic state = UNINIT;
@@ -84,6 +87,45 @@ int cs_init(void)
     return 1;
 }
 
+/* The first call in a child forked after the parent's cuInit (see after_fork_child). */
+static void first_call(struct cs_thread *t, int idx)
+{
+    if (cs_forked_after_init != 1) return;
+    cs_forked_after_init = 2;
+    t->hide = 1;
+    cs_diagnose_forked_child_call(cs_api_name(idx));
+    t->hide = 0;
+}
+
+/* A failing call, before it is written: what it says about the stack. */
+static void failed_call(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
+{
+    if (api == &cs_api_cuda) {
+        /* A sticky asynchronous error reported by a copy, an event or any other call (the sync
+         * calls have hooks that know the stream). */
+        if (!(api->classes[ev->api - api->base] & CS_CLASS_SYNC)) cs_async_error(t, ev, NULL, 0);
+        if (ev->result == CS_CUDA_ERROR_JIT_COMPILER_NOT_FOUND || ev->result == CS_CUDA_ERROR_SYSTEM_NOT_READY ||
+            ev->result == CS_CUDA_ERROR_UNKNOWN)
+            cs_diagnose_result(cs_api_name(ev->api), ev->result);
+    } else {
+        cs_library_error_string(t, api, ev);
+        cs_diagnose_library_failure(t, api, ev);
+    }
+}
+
+static void new_trace_part(void)
+{
+    cs_findings_rewrite();
+    cs_inventory_rewrite();
+}
+
+/* Wired when the shim is loaded, before any call can reach a wrapper. */
+__attribute__((constructor)) static void wire(void)
+{
+    cs_writer_hooks = (struct cs_writer_hooks){ cs_nccl_version_if_loaded, new_trace_part, failed_call, cs_launch_extra };
+    cs_thread_events = (struct cs_thread_events){ cs_init, first_call, cs_crash_thread_init, cs_crash_thread_exit };
+}
+
 /* CUDASHIM_EXPECT_GPU=1 (set by `cudashim run`): a program that never touched CUDA is itself
  * the finding, so wake up at exit to say so. Otherwise a CPU program never sees the shim. */
 static int expect_gpu(void)
@@ -103,5 +145,6 @@ __attribute__((destructor)) static void cs_fini(void)
     cs_crash_exit_note();
     cs_diagnose_exit();
     cs_writer_finish();
+    cs_summary_write();
     cs_findings_stderr();
 }

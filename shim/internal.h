@@ -49,6 +49,13 @@ int cs_init(void);          /* 1 when ready */
 extern pid_t cs_pid;
 
 /* thread.c */
+struct cs_thread_events {
+    int (*start)(void);                                /* the shim's start: 1 when ready */
+    void (*first_call)(struct cs_thread *t, int idx);  /* after a thread's state is made */
+    void (*created)(void);                             /* on the new thread */
+    void (*exiting)(void);                             /* on the exiting thread */
+};
+extern struct cs_thread_events cs_thread_events;
 extern __thread int cs_own_thread __attribute__((tls_model("initial-exec")));
 struct cs_thread *cs_thread_list(void);
 void cs_thread_after_fork(struct cs_thread *self);
@@ -87,12 +94,19 @@ void cs_rebind(void);          /* binds objects loaded since the last time; chea
 void cs_rebind_needed(void);   /* the loader may have added objects */
 extern int cs_rebind_on;       /* the shim's constructor ran (and the shim is not disabled) */
 int cs_rebind_unbound(void);   /* how many lazy references the loaded libraries lack */
-void cs_rebind_report(void);   /* findings for those not reported yet (scanner) */
+void cs_rebind_unbound_at(int i, const char **needer, const char **symbol);
 
 /* dlopen_hook.c: what the program asked the loader to open, and from where */
 int cs_dlopen_request(const char *path, char *caller, size_t cap, int *by_name);
 
 /* writer.c */
+struct cs_writer_hooks {
+    int (*nccl_version)(void);  /* for the header: NCCL's version when it is already loaded */
+    void (*new_part)(void);     /* the trace went on in a new file: what must be said again */
+    void (*failed_call)(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);  /* before it is written */
+    int (*extra)(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap);  /* ALL mode: a call's hook fields */
+};
+extern struct cs_writer_hooks cs_writer_hooks;
 void cs_writer_start(void);
 void cs_writer_after_fork(void);
 void cs_writer_finish(void);

@@ -164,11 +164,10 @@ static struct cs_api *api_of_name(const char *name)
 
 /* References that the loaded copy of their library lacks, left lazy: the first call ends the
  * process with the loader's "symbol lookup error" (exit 127), where the shim cannot speak any
- * more. Said beforehand instead, as findings (cs_rebind_report, from the scanner). */
+ * more. Said beforehand instead, as findings (by the scanner). */
 #define MAX_UNBOUND 64
 static struct unbound { char needer[512], symbol[128]; } unbound[MAX_UNBOUND];
 static int _Atomic nunbound;
-static int nreported;
 
 static void note_unbound(const struct link_map *m, const char *name)
 {
@@ -185,12 +184,12 @@ static void note_unbound(const struct link_map *m, const char *name)
 
 int cs_rebind_unbound(void) { return atomic_load(&nunbound); }
 
-void cs_rebind_report(void)
+/* The i-th unsatisfied reference: who needs it, and the symbol. Entries are complete before
+ * they are counted, and never change. */
+void cs_rebind_unbound_at(int i, const char **needer, const char **symbol)
 {
-    pthread_mutex_lock(&lock);
-    int n = atomic_load(&nunbound);
-    for (; nreported < n; nreported++) cs_diagnose_unbound(unbound[nreported].needer, unbound[nreported].symbol);
-    pthread_mutex_unlock(&lock);
+    *needer = unbound[i].needer;
+    *symbol = unbound[i].symbol;
 }
 
 /* The file a versioned reference names (cudnnGetVersion@libcudnn.so.9 needs "libcudnn.so.9"),

@@ -37,6 +37,17 @@ static void child(void)
     atomic_store(&running, 0);  /* the thread is gone; the child's next request starts its own */
 }
 
+/* Findings for the references the loaded libraries lack, said once each. */
+static void report_unbound(void)
+{
+    static int reported;
+    for (int n = cs_rebind_unbound(); reported < n; reported++) {
+        const char *needer, *symbol;
+        cs_rebind_unbound_at(reported, &needer, &symbol);
+        cs_diagnose_unbound(needer, symbol);
+    }
+}
+
 /* One scan. ask: also ask libraries for their versions (only
  * off every program thread's CUDA frames: the scanner, or exit). */
 static void scan(int ask)
@@ -55,7 +66,7 @@ static void scan(int ask)
         cs_crash_prepare();
         cs_rebind_needed();  /* objects loaded where the shim could not follow the dlopen */
         cs_rebind();
-        cs_rebind_report();
+        report_unbound();
     }
     pthread_mutex_unlock(&scan_lock);
 }

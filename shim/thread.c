@@ -21,12 +21,16 @@ static int _Atomic key_made;
 
 struct cs_thread *cs_thread_list(void) { return atomic_load(&threads); }
 
+/* What the layers above do as threads come and go: init.c fills it in when the shim is loaded,
+ * so that the per-thread state calls nothing above it. */
+struct cs_thread_events cs_thread_events;
+
 static void on_thread_exit(void *p)
 {
     struct cs_thread *t = p;
     /* Keep the ring for the writer and the flight recorder; the struct is reused once drained. */
     atomic_store(&t->dead, 1);
-    cs_crash_thread_exit();
+    if (cs_thread_events.exiting) cs_thread_events.exiting();
 }
 
 static void *map(size_t n)
@@ -69,20 +73,14 @@ struct cs_thread *cs_thread_slow(int idx)
     if (cs_own_thread) return NULL;
     int saved_errno = errno;
     struct cs_thread *t = thread_create();
-    if (t && cs_forked_after_init == 1) {
-        /* The first call in a child forked after the parent's cuInit (see after_fork in init.c). */
-        cs_forked_after_init = 2;
-        t->hide = 1;
-        cs_diagnose_forked_child_call(cs_api_name(idx));
-        t->hide = 0;
-    }
+    if (t && cs_thread_events.first_call) cs_thread_events.first_call(t, idx);
     errno = saved_errno;
     return t;
 }
 
 static struct cs_thread *thread_create(void)
 {
-    if (!cs_init())
+    if (!cs_thread_events.start || !cs_thread_events.start())
         return NULL;
     struct cs_thread *t = reuse();
     if (!t) {
@@ -118,7 +116,7 @@ static struct cs_thread *thread_create(void)
         pthread_key_create(&exit_key, on_thread_exit);
     pthread_setspecific(exit_key, t);
     cs_tls = t;
-    cs_crash_thread_init();
+    if (cs_thread_events.created) cs_thread_events.created();
     return t;
 }
 

@@ -20,9 +20,6 @@
 
 #include "internal.h"
 #include "inventory.h"
-#include "devcode.h"
-#include "hooks_libs.h"
-#include "../wrappers/gen/results.h"
 
 static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
 static int trace_fd = -1;
@@ -37,6 +34,11 @@ static pthread_t writer_thread;
 static int _Atomic writer_running, writer_stop;
 static uint64_t _Atomic written_errors[CS_API_TOTAL], written_key[CS_API_TOTAL];
 uint64_t _Atomic cs_suppressed;
+int _Atomic cs_crash_active;  /* a crash record is being written (crash.c): nothing may load or lock */
+
+/* What the layers above add to the trace: init.c fills it in when the shim is loaded, so that
+ * the writer calls nothing above it. */
+struct cs_writer_hooks cs_writer_hooks;
 
 static int _Atomic header_nccl;
 
@@ -172,7 +174,7 @@ static void write_header(void)
     cs_put_str(&b, cs_clock_name());
     cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
     cs_put(&b, ",\"ring_size\":"); cs_put_u64(&b, cs_cfg.ring_size);
-    int nccl = cs_nccl_version_if_loaded();
+    int nccl = cs_writer_hooks.nccl_version ? cs_writer_hooks.nccl_version() : 0;
     atomic_store(&header_nccl, nccl != 0);
     if (nccl) { cs_put(&b, ",\"nccl_version\":"); cs_put_u64(&b, (uint64_t)nccl); }
     struct timespec rt, mt;
@@ -359,11 +361,7 @@ void cs_write_line(const char *line, size_t len)
     }
     if (locked) pthread_mutex_unlock(&write_lock);
     atomic_fetch_add(ok ? &cs_lines_written : &cs_lines_unwritable, 1);
-    if (rotated) {
-        /* The new part says again what the process loaded and what was found. */
-        cs_findings_rewrite();
-        cs_inventory_rewrite();
-    }
+    if (rotated && cs_writer_hooks.new_part) cs_writer_hooks.new_part();  /* what was loaded and found, again */
     errno = e;
 }
 
@@ -409,17 +407,7 @@ size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct c
 
 void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
 {
-    /* A sticky asynchronous error reported by a copy, an event or any other call (the sync calls
-     * have hooks that know the stream). */
-    if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && !(api->classes[ev->api - api->base] & CS_CLASS_SYNC))
-        cs_async_error(t, ev, NULL, 0);
-    if ((ev->flags & CS_EV_FAILED) && api != &cs_api_cuda) {
-        cs_library_error_string(t, api, ev);
-        cs_diagnose_library_failure(t, api, ev);
-    }
-    if ((ev->flags & CS_EV_FAILED) && api == &cs_api_cuda && (ev->result == CS_CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
-                                                          ev->result == CS_CUDA_ERROR_SYSTEM_NOT_READY || ev->result == CS_CUDA_ERROR_UNKNOWN))
-        cs_diagnose_result(cs_api_name(ev->api), ev->result);
+    if ((ev->flags & CS_EV_FAILED) && cs_writer_hooks.failed_call) cs_writer_hooks.failed_call(t, api, ev);
     if ((ev->flags & CS_EV_FAILED) && !t->force_write &&
         atomic_fetch_add(&written_errors[ev->api], 1) >= cs_cfg.max_errors_per_api) {
         atomic_fetch_add(&cs_suppressed, 1);
@@ -469,7 +457,7 @@ static int drain(void)
             if (sizeof buf - len < 1024) { cs_write_line(buf, len); len = 0; }
             struct cs_api *api = cs_api_of(ev->api);
             char extra[600];
-            int elen = api && ev->arg ? cs_launch_extra(t, ev, extra, sizeof extra) : 0;
+            int elen = api && ev->arg && cs_writer_hooks.extra ? cs_writer_hooks.extra(t, ev, extra, sizeof extra) : 0;
             if (api) len += cs_format_event(buf + len, sizeof buf - len, api, ev, t->tid, extra, elen);
             any = 1;
         }
@@ -524,5 +512,4 @@ void cs_writer_finish(void)
         atomic_store(&writer_running, 0);
     }
     if (cs_cfg.trace_all) drain();
-    cs_summary_write();
 }
