@@ -21,7 +21,6 @@
 #include "../wrappers/gen/results.h"
 
 int cs_cuda_initialised, cs_forked_after_init;
-static int _Atomic driver_version;  /* cuDriverGetVersion, 0 while unknown */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Runtimes seen through cuGetProcAddress: a static cudart copy inside any library shows up
@@ -32,7 +31,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct runtime { char caller[PATH_MAX]; int cuda; } runtimes[MAX_RUNTIMES];
 static int nruntimes;
 
-int cs_driver_version_seen(void) { return atomic_load(&driver_version); }
 
 
 
@@ -54,7 +52,7 @@ static const struct cs_library *driver_lib(void) { return cs_library_find_kind("
 
 static int known_driver_version(void)
 {
-    int v = atomic_load(&driver_version);
+    int v = cs_driver_version_seen();
     if (v) return v;
     const struct cs_library *d = driver_lib();
     return d && d->code > 0 ? (int)d->code : 0;
@@ -147,7 +145,7 @@ static void check_driver_too_old(void)
 void cs_diagnose_driver_version(int version)
 {
     if (version <= 0) return;
-    atomic_store(&driver_version, version);
+    cs_driver_version_saw(version);
     cs_scan_request();
     cs_inventory_rdlock();
     check_driver_too_old();

@@ -229,7 +229,6 @@ static uint64_t id_hash(const void *id)
 
 /* The NCCL version goes in the trace header when NCCL is loaded before the trace opens; otherwise
  * a "process" line carries it as soon as a communicator is made (readers merge the two). */
-static int _Atomic process_line_written;
 
 static void comm_created(struct cs_thread *t, struct cs_event *ev, void *out, int nranks, int rank, const void *id)
 {
@@ -260,20 +259,9 @@ static void comm_created(struct cs_thread *t, struct cs_event *ev, void *out, in
         cs_unhide(own);
         cs_extra(t, "\"comm\":\"%p\",\"device\":%d", c, dev);
     }
-    cs_nccl_version_known(v);
+    cs_trace_nccl_version(v);
 }
 
-/* Once NCCL's version is known: in the header if it was known when the trace opened, else in
- * one "process" line (readers merge the two). */
-void cs_nccl_version_known(int v)
-{
-    int zero = 0;
-    if (v && !cs_header_had_nccl() && atomic_compare_exchange_strong(&process_line_written, &zero, 1)) {
-        char line[128];
-        int n = snprintf(line, sizeof line, "{\"type\":\"process\",\"nccl_version\":%d}\n", v);
-        cs_write_line(line, (size_t)n);
-    }
-}
 
 void cs_hook_ncclCommInitRank(struct cs_thread *t, struct cs_event *ev, void *comm, int32_t nranks,
                               struct cs_blob_128_1 id, int32_t rank)
@@ -360,18 +348,6 @@ void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *b, uint64_
                       void *comm, void *stream)
 { (void)b; nccl_op(t, ev, comm, count, dt, NO_OP, peer, stream); }
 
-const char *cs_nccl_dtype(int d)
-{
-    static const char *const n[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32",
-                                     "float64", "bfloat16", "float8e4m3", "float8e5m2" };
-    return d >= 0 && d < 12 ? n[d] : "?";
-}
-
-const char *cs_nccl_redop(int op)
-{
-    static const char *const n[] = { "sum", "prod", "max", "min", "avg" };
-    return op >= 0 && op < 5 ? n[op] : op < 0 ? NULL : "custom";
-}
 
 /* For the header: NCCL's version if it is already loaded (never loads it). */
 int cs_nccl_version_if_loaded(void)

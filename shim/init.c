@@ -35,6 +35,29 @@ static void after_fork_child(void)
     cs_watchdog_after_fork();
 }
 
+/* Findings for the references the loaded libraries lack, said once each. */
+static void report_unbound(void)
+{
+    static int reported;
+    for (int n = cs_rebind_unbound(); reported < n; reported++) {
+        const char *needer, *symbol;
+        cs_rebind_unbound_at(reported, &needer, &symbol);
+        cs_diagnose_unbound(needer, symbol);
+    }
+}
+
+/* One scan's work (scanner.c runs it, one at a time): what is loaded and how it was found, the
+ * library rules when that changed, the crash unwinder, wrapped names bound in objects loaded
+ * where the shim could not follow the dlopen, and the references their libraries lack. */
+static void scan_work(int ask)
+{
+    if (cs_inventory_refresh(ask)) cs_diagnose_libraries();
+    cs_crash_prepare();
+    cs_rebind_needed();
+    cs_rebind();
+    report_unbound();
+}
+
 static int single_threaded(void)
 {
     char buf[1024];
@@ -70,7 +93,7 @@ int cs_init(void)
     }
     cs_clock_init(cs_cfg.clock);
     cs_pid = getpid();
-    cs_scanner_install();
+    cs_scanner_install(scan_work);
     pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&state, READY);
     cs_writer_start();

@@ -114,6 +114,7 @@ void cs_write_line(const char *line, size_t len);
 size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct cs_event *ev, int tid,
                        const char *extra, int extra_len);
 const char *cs_trace_path(void);
+void cs_trace_nccl_version(int v);  /* NCCL's version: in a "process" line unless the header had it */
 int cs_trace_complete(void);  /* open, and every line so far written */
 
 /* json.c: bounded, allocation-free JSON text */
@@ -161,7 +162,7 @@ void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *a
 void cs_loader_held(void (*fn)(void *), void *arg);
 
 /* scanner.c: the only code that takes the loader lock or asks a library for its version */
-void cs_scanner_install(void);
+void cs_scanner_install(void (*scan_work)(int ask));
 void cs_scan_request(void);  /* lock-free, from any hook */
 void cs_scan_wait(int ms);   /* request, and wait for it (bounded) */
 void cs_scan_sync(void);     /* from the dlsym/dlerror hooks: no library is asked anything */

@@ -72,6 +72,10 @@ static int _Atomic nlibs;
 static unsigned long long last_adds;
 static char kernel_module[64];
 
+static int _Atomic driver_version;  /* the program's cuDriverGetVersion, 0 while unknown */
+void cs_driver_version_saw(int v) { atomic_store(&driver_version, v); }
+int cs_driver_version_seen(void) { return atomic_load(&driver_version); }
+
 int cs_library_count(void) { return atomic_load(&nlibs); }
 struct cs_library *cs_library_at(int i) { return &libs[i]; }
 
@@ -356,7 +360,7 @@ static int add_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static uint64_t _Atomic refresh_started;  /* clock time at the start of the latest scan */
 uint64_t cs_inventory_scanned_since(void) { return atomic_load(&refresh_started); }
 
-void cs_inventory_refresh(int asking)
+int cs_inventory_refresh(int asking)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -386,7 +390,7 @@ void cs_inventory_refresh(int asking)
         l->built_for_cuda = tmp.built_for_cuda;
         l->asked = tmp.asked;
         pthread_rwlock_unlock(&inv_lock);
-        if (!strcmp(l->kind, "nccl")) cs_nccl_version_known((int)l->code);
+        if (!strcmp(l->kind, "nccl")) cs_trace_nccl_version((int)l->code);
         changed = 1;
     }
     if (atomic_exchange(&rewrite_all, 0))
@@ -403,7 +407,7 @@ void cs_inventory_refresh(int asking)
             l->written = 1 + l->version_rank;
         }
     }
-    if (after != before || changed || asking) cs_diagnose_libraries();
+    return after != before || changed || asking;
 }
 
 /* The kernel module's version: a user-space driver that does not match it gives error 803. */

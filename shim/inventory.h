@@ -24,7 +24,7 @@ struct cs_library {
     const struct link_map *map;  /* the loader's entry: symbols are read from it, lock-free */
 };
 
-void cs_inventory_refresh(int ask_versions);
+int cs_inventory_refresh(int ask_versions);  /* 1: something changed, the library rules should run */
 void cs_inventory_after_fork(void);  /* the child's trace gets its own library lines */
 void cs_inventory_rdlock(void);      /* around reads of versions (the scanner stores them late) */
 void cs_inventory_unlock(void);
@@ -49,8 +49,9 @@ void cs_diagnose_exit(void);
 void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (diagnose_results.c) */
 void cs_diagnose_cudnn_sublibraries(int final);       /* diagnose_libs.c, by the scanner */
 uint64_t cs_inventory_scanned_since(void);  /* CLOCK_MONOTONIC ns at which the latest scan began */
-int cs_driver_version_seen(void);
-void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */  /* from the program's cuDriverGetVersion, 0 if none yet */
+int cs_driver_version_seen(void);   /* inventory.c: the program's cuDriverGetVersion, 0 if none yet */
+void cs_driver_version_saw(int v);
+void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */
 extern int cs_cuda_initialised;    /* cuInit succeeded in this process */
 extern int cs_forked_after_init;   /* this process is a child forked after the parent's cuInit */
 

@@ -1,7 +1,7 @@
 /* The scanner: the one place that takes the loader lock, and the one that asks libraries for
  * their versions. Hooks on program threads never do either: they record evidence and ask for a
- * scan (cs_scan_request, lock-free), and this thread walks the link map, refreshes the
- * inventory and runs the rules.
+ * scan (cs_scan_request, lock-free), and this thread runs the scan's work (init.c's: the
+ * inventory, the library rules, binding), one scan at a time.
  *
  * Why a thread: a hook that takes the loader lock (dl_iterate_phdr, dladdr, dlopen) while another
  * thread forks leaves the child's loader locked for ever, and a hook that calls into a CUDA
@@ -25,6 +25,7 @@ static uint32_t _Atomic requests;
 static uint32_t _Atomic completed;  /* the request count each finished scan had seen */
 static int _Atomic running, stopping;
 static pthread_t scanner;
+static void (*work)(int ask);  /* what a scan does: init.c's, so that this file calls nothing above it */
 
 /* One scan at a time (the scanner thread, a hook's synchronous scan, exit). Held across the
  * version questions, which may wait for another thread's dlopen: a synchronous scan, which can
@@ -35,17 +36,6 @@ static void child(void)
 {
     pthread_mutex_init(&scan_lock, NULL);  /* its holder, if any, did not come along */
     atomic_store(&running, 0);  /* the thread is gone; the child's next request starts its own */
-}
-
-/* Findings for the references the loaded libraries lack, said once each. */
-static void report_unbound(void)
-{
-    static int reported;
-    for (int n = cs_rebind_unbound(); reported < n; reported++) {
-        const char *needer, *symbol;
-        cs_rebind_unbound_at(reported, &needer, &symbol);
-        cs_diagnose_unbound(needer, symbol);
-    }
 }
 
 /* One scan. ask: also ask libraries for their versions (only
@@ -61,13 +51,7 @@ static void scan(int ask)
         until.tv_sec += until.tv_nsec / 1000000000, until.tv_nsec %= 1000000000;
         if (pthread_mutex_timedlock(&scan_lock, &until)) return;
     }
-    if (!atomic_load(&stopping) || ask == 2) {
-        cs_inventory_refresh(ask);
-        cs_crash_prepare();
-        cs_rebind_needed();  /* objects loaded where the shim could not follow the dlopen */
-        cs_rebind();
-        report_unbound();
-    }
+    if ((!atomic_load(&stopping) || ask == 2) && work) work(ask);
     pthread_mutex_unlock(&scan_lock);
 }
 
@@ -96,8 +80,9 @@ static void *scanner_main(void *arg)
     return NULL;
 }
 
-void cs_scanner_install(void)
+void cs_scanner_install(void (*scan_work)(int ask))
 {
+    work = scan_work;
     pthread_atfork(NULL, NULL, child);
 }
 

@@ -43,7 +43,19 @@ struct cs_writer_hooks cs_writer_hooks;
 static int _Atomic header_nccl;
 
 const char *cs_trace_path(void) { return path; }
-int cs_header_had_nccl(void) { return atomic_load(&header_nccl); }
+
+/* Once NCCL's version is known: in the header if it was known when the trace opened, else in
+ * one "process" line (readers merge the two). */
+void cs_trace_nccl_version(int v)
+{
+    static int _Atomic process_line_written;
+    int zero = 0;
+    if (v && !atomic_load(&header_nccl) && atomic_compare_exchange_strong(&process_line_written, &zero, 1)) {
+        char line[128];
+        int n = snprintf(line, sizeof line, "{\"type\":\"process\",\"nccl_version\":%d}\n", v);
+        cs_write_line(line, (size_t)n);
+    }
+}
 
 static const char *rank_string(void)
 {
