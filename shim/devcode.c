@@ -164,14 +164,14 @@ static void image_extra(struct cs_thread *t, const struct collect *c)
 
 /* --- the device and the driver, for predictions ---------------------------------------- */
 
-void cs_devcode_note_cc(int cc) { if (cc > 0) device_cc = cc; }
+void cs_devcode_note_cc(int cc) { if (cc > 0) device_cc = cc, cs_device_cc_saw(cc); }
 
 static int ask_cc(void)
 {
     if (device_cc) return device_cc;
     int dev = 0, maj = 0, min = 0;
     if (cs_ask_ctx_device(&dev)) dev = 0;
-    if (!cs_ask_attribute(&maj, 75, dev) && !cs_ask_attribute(&min, 76, dev) && maj > 0) device_cc = maj * 10 + min;
+    if (!cs_ask_attribute(&maj, 75, dev) && !cs_ask_attribute(&min, 76, dev) && maj > 0) cs_devcode_note_cc(maj * 10 + min);
     return device_cc;
 }
 
@@ -210,8 +210,17 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
     if (origin && *origin) snprintf(from, sizeof from, " from %s", origin);
     snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s", kernel ? "kernel " : "",
              kernel ? kernel : "a device-code image", from, result, where, text, strcmp(where, "load") ? lazy : "");
-    const char *fix = result == 209 ? "Install a build of the framework or extension that includes this GPU's architecture "
-                                      "(or PTX it can JIT), or run on a GPU the build supports."
+    char fix209[2048], alternatives[1600];
+    /* What is loaded (the framework's build) is the scanner's to find: this failure, rare and
+     * usually fatal, waits for a scan of its own (bounded), so a framework loaded at start-up is
+     * known even when the failure comes in the first moments. */
+    if (result == 209) cs_scan_wait(300);
+    cs_inventory_rdlock();
+    cs_diagnose_alternatives(cc, drv, alternatives, sizeof alternatives);
+    cs_inventory_unlock();
+    snprintf(fix209, sizeof fix209, "Install a build of the framework or extension that includes this GPU's architecture "
+             "(or PTX it can JIT), or run on a GPU the build supports.%s%s", alternatives[0] ? " " : "", alternatives);
+    const char *fix = result == 209 ? fix209
                     : result == 222 ? "Upgrade the driver to one that reads this PTX version, or use a build with SASS for "
                                       "this GPU (or PTX from an older toolkit)."
                                     : "Upgrade the driver (compressed images need CUDA 12.4 or later), or rebuild the image.";
@@ -225,6 +234,7 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
     cs_image_contents(e, n, contents, sizeof contents);
     cs_put(&b, ",\"image\":"); cs_put_str(&b, n ? contents : "unknown");
     cs_put(&b, ",\"image_from\":"); if (origin && *origin) cs_put_str(&b, origin); else cs_put(&b, "null");
+    if (result == 209 && alternatives[0]) { cs_put(&b, ",\"alternatives\":"); cs_put_str(&b, alternatives); }
     cs_put(&b, "}");
     ev[b.len] = 0;
     snprintf(key, sizeof key, "%d:%s", result, kernel ? kernel : where);

@@ -91,10 +91,11 @@ static void too_old(const char *who_path, int needs, const char *how)
     int have = known_driver_version();
     if (!have || needs / 1000 <= have / 1000) return;
     if (!driver_lib() && !exiting) return;  /* the scanner has not named the driver's file yet: it will */
-    char need_c[16], have_t[128], mins[160], summary[1024], fix[1024], ev[2048];
+    char need_c[16], have_t[128], mins[160], summary[1024], fix[2560], ev[3072], alternatives[1600];
     const char *lin, *win;
     cuda_text(need_c, sizeof need_c, needs);
     driver_text(have_t, sizeof have_t);
+    cs_diagnose_alternatives(0, have, alternatives, sizeof alternatives);  /* run with the inventory read-locked */
     min_driver_text(mins, sizeof mins, needs, 0, &lin, &win);
     snprintf(summary, sizeof summary,
              "found %s (CUDA %s), which needs a driver for CUDA %d.x (%s); this driver is %s; upgrade the driver, "
@@ -103,8 +104,8 @@ static void too_old(const char *who_path, int needs, const char *how)
     snprintf(fix, sizeof fix,
              "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). Or, on a datacenter GPU only, install the "
              "cuda-compat package for CUDA %s and put its directory first on LD_LIBRARY_PATH. Or install the "
-             "framework's build for CUDA %d.",
-             needs / 1000, mins, need_c, have / 1000);
+             "framework's build for CUDA %d.%s%s",
+             needs / 1000, mins, need_c, have / 1000, alternatives[0] ? " " : "", alternatives);
     struct cs_buf b = { ev, 0, sizeof ev - 1 };
     int first = 1;
     char hv[16];
@@ -119,6 +120,7 @@ static void too_old(const char *who_path, int needs, const char *how)
     put_kv(&b, "driver_path", d ? d->path : NULL, &first);
     put_kv(&b, "min_driver_linux", lin, &first);
     put_kv(&b, "min_driver_windows", win, &first);
+    put_kv(&b, "alternatives", alternatives[0] ? alternatives : NULL, &first);
     cs_put(&b, "}");
     ev[b.len] = 0;
     cs_finding(CS_F_DRIVER_TOO_OLD, CS_ERROR, who_path, summary, fix, ev);

@@ -51,6 +51,12 @@ static void *dlopen_and_bind(const char *file, int mode)
         int e = errno;
         cs_rebind_needed();
         cs_rebind();
+        /* A CUDA library is in the inventory before the program's next step: cudart closes
+         * libcuda again within microseconds when the driver is too old, before the scanner
+         * thread may have run at all. Inside the program's own loader call, like the dlsym and
+         * dlerror hooks: no library is asked anything. */
+        const char *b = cs_base_name(file);
+        if (!cs_disabled && cs_is_cuda_library_name(b, strlen(b))) cs_scan_sync();
         errno = e;
     }
     return h;

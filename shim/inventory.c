@@ -74,6 +74,9 @@ static char kernel_module[64];
 
 static int _Atomic driver_version;  /* the program's cuDriverGetVersion, 0 while unknown */
 void cs_driver_version_saw(int v) { atomic_store(&driver_version, v); }
+static int _Atomic device_cc;  /* the GPU's compute capability (86 is 8.6), once a call told it */
+void cs_device_cc_saw(int cc) { if (cc > 0) atomic_store(&device_cc, cc); }
+int cs_device_cc_seen(void) { return atomic_load(&device_cc); }
 int cs_driver_version_seen(void) { return atomic_load(&driver_version); }
 
 int cs_library_count(void) { return atomic_load(&nlibs); }

@@ -51,6 +51,9 @@ void cs_diagnose_cudnn_sublibraries(int final);       /* diagnose_libs.c, by the
 uint64_t cs_inventory_scanned_since(void);  /* CLOCK_MONOTONIC ns at which the latest scan began */
 int cs_driver_version_seen(void);   /* inventory.c: the program's cuDriverGetVersion, 0 if none yet */
 void cs_driver_version_saw(int v);
+int cs_device_cc_seen(void);        /* inventory.c: the GPU's compute capability (86), 0 if none yet */
+void cs_device_cc_saw(int cc);
+void cs_diagnose_alternatives(int cc, int driver, char *out, size_t cap);  /* diagnose_alternatives.c: "What would work here: ..." */
 void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */
 extern int cs_cuda_initialised;    /* cuInit succeeded in this process */
 extern int cs_forked_after_init;   /* this process is a child forked after the parent's cuInit */

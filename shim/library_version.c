@@ -228,9 +228,11 @@ static void call_source(struct question *q)
     }
 }
 
-/* On a program thread, under the loader's write lock: the entry is checked to be live (not
- * closed and freed) and the library fully loaded (known to _dl_find_object, which a library
- * is not before it is relocated). Only constant functions are asked here: they call nothing. */
+/* Under the loader's write lock: the entry is checked to be live (not closed and freed) and the
+ * library fully loaded (known to _dl_find_object, which a library is not before it is
+ * relocated; the next scan asks it). Only constant functions are asked here: they call nothing
+ * (tests/t_23_loads_nothing.sh), so nothing waits on the loader's other lock, which a thread
+ * inside dlopen holds while it may wait for a scan. */
 struct held_question { struct question q; const struct link_map *map; const char *name_path; int asked; };
 
 static void ask_held(void *arg)
@@ -245,14 +247,15 @@ static void ask_held(void *arg)
     h->asked = 1;
 }
 
-/* 1 when asked. may_wait: the scanner thread, which may take the loader lock. It holds the
- * library with dlopen(RTLD_NOLOAD) while it asks: a dlclose on another thread cannot unmap it
- * under the call, and a library still being loaded is waited for. */
+/* 1 when asked. may_wait: off every program thread's CUDA frames. The driver, asked at exit (not
+ * a constant: it runs driver code), is held with dlopen(RTLD_NOLOAD) while it is asked, so that
+ * a dlclose on another thread cannot unmap it under the call. */
 static int ask(struct cs_library *l, const struct source *s, int may_wait)
 {
     if (!l->map) return 0;
     struct question q = { s, NULL, 0, 0, 0, 0 };
-    if (may_wait) {
+    if (s->ask == ASK_AT_EXIT) {
+        if (!may_wait) return 0;
         struct link_map *m = NULL;
         void *h = dlopen(l->name_path, RTLD_LAZY | RTLD_NOLOAD);
         if (!h) return 0;
@@ -260,7 +263,7 @@ static int ask(struct cs_library *l, const struct source *s, int may_wait)
             l->map = m;
             q.fn = cs_elf_lookup(m, s->fn);
             if (q.fn) {
-                if (s->ask == ASK_AT_EXIT) cs_own_count(cs_api_find(&cs_api_cuda, s->fn));
+                cs_own_count(cs_api_find(&cs_api_cuda, s->fn));
                 call_source(&q);
             }
         }

@@ -8,13 +8,18 @@ struct cs_ref_driver { int cuda; const char *linux_min, *windows_min; };  /* NUL
 struct cs_ref_ptx { int isa; int cuda; };                                   /* isa 84 is PTX 8.4 */
 struct cs_ref_arch { int cc; const char *name, *examples; int first_cuda; int last_major; };  /* cc 90 is 9.0 */
 struct cs_ref_build { const char *version, *cuda_majors; };
+#define CS_REF_TORCH_CUDAS 4
+struct cs_ref_torch { const char *release; int cuda[CS_REF_TORCH_CUDAS]; };  /* 0 after the last */
+struct cs_ref_torcharch { int cuda, lowest_cc, highest_cc; };
 
 extern const struct cs_ref_driver cs_ref_floor[], cs_ref_toolkit[];
 extern const struct cs_ref_ptx cs_ref_ptx[];
 extern const struct cs_ref_arch cs_ref_arch[];
 extern const struct cs_ref_build cs_ref_cudnn[], cs_ref_nccl[];
+extern const struct cs_ref_torch cs_ref_torch[];
+extern const struct cs_ref_torcharch cs_ref_torcharch[];
 extern const int cs_ref_floor_count, cs_ref_toolkit_count, cs_ref_ptx_count, cs_ref_arch_count, cs_ref_cudnn_count,
-    cs_ref_nccl_count;
+    cs_ref_nccl_count, cs_ref_torch_count, cs_ref_torcharch_count;
 
 /* Lookups (reference.c) */
 const struct cs_ref_driver *cs_ref_floor_for(int cuda);     /* the major's floor, or NULL */

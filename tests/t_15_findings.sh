@@ -124,6 +124,9 @@ if [ -e "$CUDA/lib64/libcudart.so.13" ]; then
     run_case torch LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=11080 -- dlopen:"$TMP/wheel/torch/lib/libtorch_cuda.so" cuda
     has_finding driver-too-old error "torch cu121 on a CUDA 11.8 driver"
     summary_has driver-too-old "libtorch_cuda.so (CUDA 12.1)" "CUDA 11.8"
+    # What would work, from the reference tables: the same release built for the driver's CUDA, or the driver this build needs.
+    summary_has driver-too-old "What would work here: keep this driver (CUDA 11.8): torch 2.5 built for CUDA 11.8 runs here" \
+        "--index-url https://download.pytorch.org/whl/cu118" "or keep torch 2.5.1+cu121 and upgrade the driver to one for CUDA 12.1 (Linux >= 525.60.13)"
     grep -q '"version":"2.5.1+cu121","version_code":0,"version_api":"its wheel (torch)"' "$trace" || fail "the framework's build"
 
     # The shim never asks cuDNN (cuDNN 9's cudnnGetVersion loads libcudnn_graph): what cuDNN is

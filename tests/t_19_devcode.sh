@@ -11,6 +11,16 @@ finding_has() { local s; s=$(q finding "$trace" "$1") || { q findings "$trace"; 
     for w in "${@:2}"; do grep -qF -- "$w" <<<"$s" || { echo "$s"; fail "finding $1 lacks '$w'"; }; done; }
 
 # 209: an sm_80-only image on a 9.0 device and on a 12.0 device.
+# A CUDA 13 PyTorch build (torch-2.9.0+cu130 beside it) on a GTX 1080 Ti (sm_61), driver for
+# CUDA 13.0: CUDA 13 dropped Pascal, so the way out is a build for CUDA 12, not a newer driver.
+mkdir -p "$TMP/wheel/torch/lib" "$TMP/wheel/torch-2.9.0+cu130.dist-info"
+$CC -shared -fPIC -o "$TMP/wheel/torch/lib/libtorch_cuda.so" -DFAKE_FRAMEWORK "$ROOT/tests/programs/libs/fake_stack.c" || fail "fake torch"
+compile devcode_torch tests/programs/devcode.c -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES" \
+    -Wl,--no-as-needed "$TMP/wheel/torch/lib/libtorch_cuda.so" -Wl,-rpath,"$TMP/wheel/torch/lib"
+run_traced pascal ./devcode_torch FAKE_CUDA_CC=6.1 FAKE_CUDA_DRIVER_VERSION=13000 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- \
+    "$F/tv18_sm80_only.fatbin" load
+finding_has no-kernel-image "sm_61" "What would work here: keep this driver (CUDA 13.0): torch 2.9 built for CUDA 12.6 runs here" \
+    "whl/cu126" "torch 2.9.0+cu130 has no code for this GPU (sm_61; builds for CUDA 13.0 cover sm_75" "no driver makes it run here"
 case_ nki90 FAKE_CUDA_CC=9.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load
 finding_has no-kernel-image "SASS for sm_80" "sm_90 (Hopper" "209" "CUDA 11.8" "image from devcode"
 case_ nki120 FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load

@@ -10,7 +10,7 @@ import os, shlex, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "data/cuda-reference.txt")
 OUT = os.path.join(ROOT, "shim/reference_data.c")
-WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 4, "nccl": 4}
+WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 4, "nccl": 4, "torch": 4, "torcharch": 5}
 
 
 def ver(s):
@@ -59,6 +59,13 @@ def load():
     for n, (cc, name, ex, first, last, _) in rows["arch"]:
         if ver(first) and ver(last) and ver(first)[0] > ver(last)[0]:
             errors.append("%d: sm %s first CUDA %s after its last %s" % (n, cc, first, last))
+    for n, (release, cudas, _) in rows["torch"]:
+        vs = [ver(c) for c in cudas.split(",")]
+        if vs != sorted(vs):
+            errors.append("%d: torch %s: CUDA versions not in increasing order" % (n, release))
+    for n, (cuda, lo, hi, _) in rows["torcharch"]:
+        if ver(lo) > ver(hi):
+            errors.append("%d: torcharch %s: lowest architecture above the highest" % (n, cuda))
     for n, (major, lin, win, _) in rows["floor"]:
         tk = [r for r in rows["toolkit"] if ver(r[1][0])[0] == int(major)]
         if tk and ver(lin) < ver(tk[0][1][1]):
@@ -97,6 +104,15 @@ def generate(rows):
         for _, (v, majors, src) in rows[table]:
             o.append("    { %s, %s }," % (c_str(v), c_str(majors)))
         o += ["};", "const int cs_ref_%s_count = %d;" % (table, len(rows[table])), ""]
+    o.append("const struct cs_ref_torch cs_ref_torch[] = {")
+    for _, (release, cudas, src) in rows["torch"]:
+        o.append("    { %s, { %s } }," % (c_str(release), ", ".join(str(cuda_code(c)) for c in cudas.split(","))))
+    o += ["};", "const int cs_ref_torch_count = %d;" % len(rows["torch"]), ""]
+    o.append("const struct cs_ref_torcharch cs_ref_torcharch[] = {")
+    for _, (cuda, lo, hi, src) in rows["torcharch"]:
+        lv, hv = ver(lo), ver(hi)
+        o.append("    { %d, %d, %d }," % (cuda_code(cuda), lv[0] * 10 + lv[1], hv[0] * 10 + hv[1]))
+    o += ["};", "const int cs_ref_torcharch_count = %d;" % len(rows["torcharch"]), ""]
     return "\n".join(o)
 
 
