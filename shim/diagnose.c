@@ -408,6 +408,7 @@ void cs_diagnose_libraries(void)
     check_duplicates();
     check_majors();
     check_driver_too_old();
+    cs_diagnose_shadowed();
     cs_diagnose_cudnn_sublibraries(exiting);
     cs_inventory_unlock();
 }

@@ -249,6 +249,45 @@ static int replay(const struct link_map *requester, const char *name, const char
     return 0;
 }
 
+/* The copy of `name` the requester's own RUNPATH holds, when it is another file than `want`:
+ * what the requester would have got without LD_LIBRARY_PATH. */
+static int runpath_copy(const struct link_map *requester, const char *name, const char *want, char *copy, size_t cap)
+{
+    const char *runpath = requester ? cs_elf_dyn_str(requester, DT_RUNPATH, 0) : NULL;
+    if (!runpath) return 0;
+    char origin[PATH_MAX], hit[PATH_MAX];
+    origin_of(requester, origin, sizeof origin);
+    int stop = 0;
+    if (first_in_list(runpath, origin, name, want, hit, sizeof hit, &stop) || !stop) return 0;
+    /* hit is the RUNPATH entry as written; the file is the entry with $ORIGIN expanded, plus the name */
+    char dir[PATH_MAX];
+    if (!strncmp(hit, "$ORIGIN", 7)) snprintf(dir, sizeof dir, "%s%s", origin, hit + 7);
+    else if (!strncmp(hit, "${ORIGIN}", 9)) snprintf(dir, sizeof dir, "%s%s", origin, hit + 9);
+    else snprintf(dir, sizeof dir, "%s", hit);
+    snprintf(copy, cap, "%s/%s", dir, name);
+    return 1;
+}
+
+/* Found through LD_LIBRARY_PATH: is it shadowing the requester's own copy? */
+static void note_shadowing(struct cs_library *l, const struct link_map *requester, const char *name, const char *via)
+{
+    if (strncmp(via, "LD_LIBRARY_PATH entry ", 22)) return;
+    char copy[PATH_MAX];
+    if (!runpath_copy(requester, name, l->name_path, copy, sizeof copy)) return;
+    char real[PATH_MAX];
+    snprintf(l->shadowed_copy, sizeof l->shadowed_copy, "%s", realpath(copy, real) ? real : copy);
+    snprintf(l->shadowed_for, sizeof l->shadowed_for, "%s", object_name(requester));
+    /* The shadowed copy's version, from its files (name, wheel, header), never by loading it. */
+    static struct cs_library other;
+    memset(&other, 0, sizeof other);
+    snprintf(other.path, sizeof other.path, "%s", copy);
+    snprintf(other.name_path, sizeof other.name_path, "%s", copy);
+    snprintf(other.name, sizeof other.name, "%s", l->name);
+    snprintf(other.kind, sizeof other.kind, "%s", l->kind);
+    cs_version_from_files(&other);
+    snprintf(l->shadowed_version, sizeof l->shadowed_version, "%s", other.version);
+}
+
 static struct link_map *object_named(const char *path)
 {
     if (!path || !*path) return NULL;
@@ -257,7 +296,7 @@ static struct link_map *object_named(const char *path)
     return NULL;
 }
 
-static void found_via(const struct cs_library *l, char *out, size_t cap)
+static void found_via(struct cs_library *l, char *out, size_t cap)
 {
     const char *name = l->soname[0] ? l->soname : l->name;
     /* 1. The objects that list it in DT_NEEDED, in load order: the first one's search loaded it. */
@@ -266,7 +305,7 @@ static void found_via(const struct cs_library *l, char *out, size_t cap)
         for (int k = 0; (needed = cs_elf_dyn_str(m, DT_NEEDED, k)); k++) {
             if (strcmp(needed, name) && strcmp(needed, l->name)) continue;
             if (strchr(needed, '/')) { snprintf(out, cap, "a path in DT_NEEDED of %s", object_name(m)); return; }
-            if (replay(m, needed, l->name_path, out, cap)) return;
+            if (replay(m, needed, l->name_path, out, cap)) { note_shadowing(l, m, needed, out); return; }
         }
     }
     /* 2. A dlopen the shim saw: a full path, or a name searched from the calling object. */
@@ -275,7 +314,7 @@ static void found_via(const struct cs_library *l, char *out, size_t cap)
     if (cs_dlopen_request(l->name_path, caller, sizeof caller, &by_name)) {
         if (!by_name) { snprintf(out, cap, "a full path given to dlopen by %s", caller); return; }
         struct link_map *c = object_named(caller);
-        if (replay(c, l->name, l->name_path, out, cap)) return;
+        if (replay(c, l->name, l->name_path, out, cap)) { note_shadowing(l, c, l->name, out); return; }
         snprintf(out, cap, "dlopen of %s by %s", l->name, caller);
         return;
     }
@@ -307,6 +346,7 @@ static void write_library(const struct cs_library *l)
     }
     if (l->compat) cs_put(&b, ",\"compat\":true");
     cs_put(&b, ",\"found_via\":"); cs_put_str(&b, l->found_via);
+    if (l->shadowed_copy[0]) { cs_put(&b, ",\"shadowed_copy\":"); cs_put_str(&b, l->shadowed_copy); }
     cs_put(&b, "}\n");
     cs_write_line(line, b.len);
 }

@@ -16,6 +16,9 @@ struct cs_library {
     char name[256], kind[32], soname[256], build_id[48];
     char version[32], version_api[40], file_version[32];
     char found_via[1200];
+    /* Found through LD_LIBRARY_PATH although the object that asked for it has its own copy on its
+     * RUNPATH (which the loader searches after LD_LIBRARY_PATH): that copy, and who asked. */
+    char shadowed_copy[1024], shadowed_for[1024], shadowed_version[32];
     long code;             /* the version as the library's API reports it */
     int version_rank;      /* CS_VERSION_FILE or CS_VERSION_API (library_version.h) */
     int built_for_cuda;    /* the CUDA it was built for (cudnnGetCudartVersion, a wheel's cuNN) */
@@ -48,6 +51,7 @@ void cs_diagnose_forked_child_call(const char *api);
 void cs_diagnose_exit(void);
 void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (diagnose_results.c) */
 void cs_diagnose_cudnn_sublibraries(int final);       /* diagnose_libs.c, by the scanner */
+void cs_diagnose_shadowed(void);                      /* diagnose_shadowed.c, by the scanner */
 uint64_t cs_inventory_scanned_since(void);  /* CLOCK_MONOTONIC ns at which the latest scan began */
 int cs_driver_version_seen(void);   /* inventory.c: the program's cuDriverGetVersion, 0 if none yet */
 void cs_driver_version_saw(int v);

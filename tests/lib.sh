@@ -26,7 +26,7 @@ cd "$TMP"
 for v in $(env | sed -n 's/^\(CUDASHIM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export CUDASHIM_TRACE_DIR="$TMP"
 
-fail() { echo "FAIL: $*"; exit 1; }
+fail() { echo "FAIL: $*" >&2; exit 1; }  # stderr: a caller may have sent stdout away
 skip() { echo "skipped: $*"; exit 77; }
 need_cuda() { [ -f "$CUDA/include/cuda.h" ] && [ -e "$CUDA/lib64/libcudart.so.13" ] || skip "no CUDA toolkit at $CUDA"; }
 need_python() { command -v python3 >/dev/null || skip "no python3"; }

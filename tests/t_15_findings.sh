@@ -48,6 +48,22 @@ grep -q "undefined symbol: __nvJitLinkAddData_12_1" "$TMP/undefined.out" || fail
 has_finding missing-symbol error "undefined symbol at load"
 summary_has missing-symbol "libcusparse.so.12" "__nvJitLinkAddData_12_1" "$TMP/old/libnvJitLink.so.12" "LD_LIBRARY_PATH"
 
+# 5. A system cuDNN first on LD_LIBRARY_PATH shadows the one the framework's wheel ships on its
+# RUNPATH: the loader searches LD_LIBRARY_PATH first. Without that entry: no warning.
+site="$TMP/shadow/site"
+fakelib "$site/nvidia/cudnn/lib" libcudnn.so.9 -DFAKE_CUDNN -DVERSION=91002 -DCUDART=12080
+mkdir -p "$site/nvidia_cudnn_cu12-9.10.2.21.dist-info"
+fakelib "$TMP/shadow/sys" libcudnn.so.9 -DFAKE_CUDNN -DVERSION=90100 -DCUDART=12020
+fakelib "$site/torch/lib" libtorch_cuda.so -DFAKE_FRAMEWORK -L"$site/nvidia/cudnn/lib" -Wl,--no-as-needed -l:libcudnn.so.9 \
+    -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../../nvidia/cudnn/lib'
+run_case shadowed LD_LIBRARY_PATH="$FAKES:$TMP/shadow/sys" -- cuda dlopen:"$site/torch/lib/libtorch_cuda.so"
+has_finding library-shadowed warning "a system cuDNN shadows the wheel's"
+summary_has library-shadowed "libcudnn.so.9" "LD_LIBRARY_PATH entry $TMP/shadow/sys" "libtorch_cuda.so has its own copy on its RUNPATH" \
+    "$(realpath "$site/nvidia/cudnn/lib/libcudnn.so.9") (9.10.2" "Remove $TMP/shadow/sys from LD_LIBRARY_PATH"
+run_case not_shadowed LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:"$site/torch/lib/libtorch_cuda.so"
+q findings "$trace" | grep -q library-shadowed && fail "library-shadowed without the LD_LIBRARY_PATH entry"
+no_alarms "the wheel's own cuDNN"
+
 # 5. A load fails with "cannot open shared object file" (a cuDNN 8 sub-library asked of a cuDNN 9 stack).
 run_case cannot_open LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:libcudnn_cnn_infer.so.8
 has_finding library-not-found warning "missing sub-library"
