@@ -301,6 +301,16 @@ static void describe(const struct cs_library *l, char *out, size_t cap)
     snprintf(out, cap, "%s%s%s%s (%s)", l->path, l->version[0] ? " " : "", l->version, "", l->found_via);
 }
 
+/* Did a framework (libtorch*, TensorFlow, JAX) ask for this copy? */
+static int requester_is_framework(const struct cs_library *l)
+{
+    const struct cs_library *r = cs_library_of_path(l->requested_by);
+    if (r) return !strcmp(r->kind, "framework");
+    const char *b = cs_base_name(l->requested_by);
+    return !strncmp(b, "libtorch", 8) || !strncmp(b, "libtensorflow", 13) || !strncmp(b, "libjax", 6) ||
+           !strncmp(b, "_pywrap_tensorflow", 18) || !strncmp(b, "xla_extension", 13);
+}
+
 static void check_duplicates(void)
 {
     int n = cs_library_count();
@@ -324,7 +334,20 @@ static void check_duplicates(void)
             const struct cs_library *drop = !strncmp(b->found_via, "LD_LIBRARY_PATH", 15) ? b
                                             : !strncmp(a->found_via, "LD_LIBRARY_PATH", 15) ? a : b;
             const struct cs_library *keep = drop == a ? b : a;
-            if (!strncmp(drop->found_via, "LD_LIBRARY_PATH entry ", 22))
+            if (!same_soname && a->requested_by[0] && b->requested_by[0]) {
+                /* Two majors (libcudart.so.12 and .13), each asked for by name by its own object: a
+                 * directory taken out of the search only makes one of them fail to load. The one
+                 * to change is the object that is not the framework (an extension built for
+                 * another CUDA); without a framework among them, the one needing the older copy. */
+                int a_fw = requester_is_framework(a), b_fw = requester_is_framework(b);
+                drop = a_fw && !b_fw ? b : b_fw && !a_fw ? a : strcmp(a->soname, b->soname) < 0 ? a : b;
+                keep = drop == a ? b : a;
+                snprintf(fix, sizeof fix,
+                         "Rebuild %s (it needs %s) for the CUDA of %s, which %s uses (%s); taking %s out of the "
+                         "library path would only make %s fail to load.",
+                         cs_base_name(drop->requested_by), drop->name, keep->name, cs_base_name(keep->requested_by),
+                         keep->path, drop->path, cs_base_name(drop->requested_by));
+            } else if (!strncmp(drop->found_via, "LD_LIBRARY_PATH entry ", 22))
                 snprintf(fix, sizeof fix, "Remove %s from LD_LIBRARY_PATH so that only %s is loaded.",
                          drop->found_via + 22, keep->path);
             else
@@ -340,6 +363,8 @@ static void check_duplicates(void)
             put_kv(&e, "second_path", b->path, &first);
             put_kv(&e, "second_version", b->version[0] ? b->version : NULL, &first);
             put_kv(&e, "second_found_via", b->found_via, &first);
+            put_kv(&e, "first_requested_by", a->requested_by[0] ? a->requested_by : NULL, &first);
+            put_kv(&e, "second_requested_by", b->requested_by[0] ? b->requested_by : NULL, &first);
             cs_put(&e, "}");
             ev[e.len] = 0;
             snprintf(key, sizeof key, "%s", ka);

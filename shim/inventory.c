@@ -305,6 +305,7 @@ static void found_via(struct cs_library *l, char *out, size_t cap)
         for (int k = 0; (needed = cs_elf_dyn_str(m, DT_NEEDED, k)); k++) {
             if (strcmp(needed, name) && strcmp(needed, l->name)) continue;
             if (strchr(needed, '/')) { snprintf(out, cap, "a path in DT_NEEDED of %s", object_name(m)); return; }
+            snprintf(l->requested_by, sizeof l->requested_by, "%s", object_name(m));
             if (replay(m, needed, l->name_path, out, cap)) { note_shadowing(l, m, needed, out); return; }
         }
     }
@@ -312,6 +313,7 @@ static void found_via(struct cs_library *l, char *out, size_t cap)
     char caller[512];
     int by_name = 0;
     if (cs_dlopen_request(l->name_path, caller, sizeof caller, &by_name)) {
+        snprintf(l->requested_by, sizeof l->requested_by, "%s", caller);
         if (!by_name) { snprintf(out, cap, "a full path given to dlopen by %s", caller); return; }
         struct link_map *c = object_named(caller);
         if (replay(c, l->name, l->name_path, out, cap)) { note_shadowing(l, c, l->name, out); return; }

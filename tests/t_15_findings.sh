@@ -64,6 +64,19 @@ run_case not_shadowed LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:"$site/torch/lib/l
 q findings "$trace" | grep -q library-shadowed && fail "library-shadowed without the LD_LIBRARY_PATH entry"
 no_alarms "the wheel's own cuDNN"
 
+# 5. An extension linked to libcudart.so.12, found through LD_LIBRARY_PATH, beside the framework's
+# libcudart.so.13 from its RUNPATH: the thing to change is the extension (rebuild it for CUDA 13);
+# taking the directory out of LD_LIBRARY_PATH would only break its import.
+fakelib "$TMP/two/fw/lib" libcudart.so.13 -DFAKE_FRAMEWORK
+fakelib "$TMP/two/sys" libcudart.so.12 -DFAKE_FRAMEWORK
+fakelib "$TMP/two/fw" libtorch_cuda.so -DFAKE_FRAMEWORK -L"$TMP/two/fw/lib" -Wl,--no-as-needed -l:libcudart.so.13 \
+    -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+fakelib "$TMP/two/ext" my_ext.so -DFAKE_FRAMEWORK -L"$TMP/two/sys" -Wl,--no-as-needed -l:libcudart.so.12
+run_case two_runtimes LD_LIBRARY_PATH="$FAKES:$TMP/two/sys" -- cuda dlopen:"$TMP/two/fw/libtorch_cuda.so" dlopen:"$TMP/two/ext/my_ext.so"
+has_finding library-loaded-twice warning "two runtime majors"
+summary_has library-loaded-twice "Rebuild my_ext.so (it needs libcudart.so.12) for the CUDA of libcudart.so.13, which libtorch_cuda.so uses" \
+    "would only make my_ext.so fail to load"
+
 # 5. A load fails with "cannot open shared object file" (a cuDNN 8 sub-library asked of a cuDNN 9 stack).
 run_case cannot_open LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:libcudnn_cnn_infer.so.8
 has_finding library-not-found warning "missing sub-library"
