@@ -434,6 +434,7 @@ void cs_diagnose_libraries(void)
     check_majors();
     check_driver_too_old();
     cs_diagnose_shadowed();
+    cs_diagnose_pairs();
     cs_diagnose_cudnn_sublibraries(exiting);
     cs_inventory_unlock();
 }

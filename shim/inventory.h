@@ -53,6 +53,7 @@ void cs_diagnose_exit(void);
 void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (diagnose_results.c) */
 void cs_diagnose_cudnn_sublibraries(int final);       /* diagnose_libs.c, by the scanner */
 void cs_diagnose_shadowed(void);                      /* diagnose_shadowed.c, by the scanner */
+void cs_diagnose_pairs(void);                         /* diagnose_pairs.c, by the scanner */
 uint64_t cs_inventory_scanned_since(void);  /* CLOCK_MONOTONIC ns at which the latest scan began */
 int cs_driver_version_seen(void);   /* inventory.c: the program's cuDriverGetVersion, 0 if none yet */
 void cs_driver_version_saw(int v);

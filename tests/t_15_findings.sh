@@ -77,6 +77,23 @@ has_finding library-loaded-twice warning "two runtime majors"
 summary_has library-loaded-twice "Rebuild my_ext.so (it needs libcudart.so.12) for the CUDA of libcudart.so.13, which libtorch_cuda.so uses" \
     "would only make my_ext.so fail to load"
 
+# 5. cuBLAS 12.4 from a wheel, its cuBLASLt put first by LD_LIBRARY_PATH from a 12.1 toolkit:
+# a set of two releases. With both from the wheel: nothing.
+pair="$TMP/pair"
+mkdir -p "$pair/wheel" "$pair/toolkit"
+$CC -shared -fPIC -o "$pair/wheel/libcublasLt.so.12.4.5.8" -Wl,-soname,libcublasLt.so.12 "$LIBSRC" -DFAKE_FRAMEWORK
+ln -sf libcublasLt.so.12.4.5.8 "$pair/wheel/libcublasLt.so.12"
+$CC -shared -fPIC -o "$pair/toolkit/libcublasLt.so.12.1.3.1" -Wl,-soname,libcublasLt.so.12 "$LIBSRC" -DFAKE_FRAMEWORK
+ln -sf libcublasLt.so.12.1.3.1 "$pair/toolkit/libcublasLt.so.12"
+$CC -shared -fPIC -o "$pair/wheel/libcublas.so.12.4.5.8" -Wl,-soname,libcublas.so.12 "$LIBSRC" -DFAKE_FRAMEWORK \
+    -L"$pair/wheel" -Wl,--no-as-needed -l:libcublasLt.so.12 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+ln -sf libcublas.so.12.4.5.8 "$pair/wheel/libcublas.so.12"
+run_case pair LD_LIBRARY_PATH="$FAKES:$pair/toolkit" -- cuda dlopen:"$pair/wheel/libcublas.so.12"
+has_finding library-set-mismatch error "cuBLAS 12.4 with cuBLASLt 12.1"
+summary_has library-set-mismatch "libcublas.so.12 12.4.5 (" "libcublasLt.so.12 12.1.3 (" "Remove $pair/toolkit from LD_LIBRARY_PATH"
+run_case pair_ok LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:"$pair/wheel/libcublas.so.12"
+q findings "$trace" | grep -q library-set-mismatch && fail "library-set-mismatch for one release"
+
 # 5. A load fails with "cannot open shared object file" (a cuDNN 8 sub-library asked of a cuDNN 9 stack).
 run_case cannot_open LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:libcudnn_cnn_infer.so.8
 has_finding library-not-found warning "missing sub-library"
