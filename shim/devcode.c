@@ -210,14 +210,16 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
     if (origin && *origin) snprintf(from, sizeof from, " from %s", origin);
     snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s", kernel ? "kernel " : "",
              kernel ? kernel : "a device-code image", from, result, where, text, strcmp(where, "load") ? lazy : "");
-    char fix209[2048], alternatives[1600];
-    /* What is loaded (the framework's build) is the scanner's to find: this failure, rare and
-     * usually fatal, waits for a scan of its own (bounded), so a framework loaded at start-up is
-     * known even when the failure comes in the first moments. */
-    if (result == 209) cs_scan_wait(300);
-    cs_inventory_rdlock();
-    cs_diagnose_alternatives(cc, drv, alternatives, sizeof alternatives);
-    cs_inventory_unlock();
+    char fix209[2048], alternatives[1600] = "";
+    if (result == 209) {
+        /* What is loaded (the framework's build) is the scanner's to find: this failure, rare
+         * and usually fatal, waits for a scan of its own (bounded), so a framework loaded at
+         * start-up is known even when the failure comes in the first moments. */
+        cs_scan_wait(300);
+        cs_inventory_rdlock();
+        cs_diagnose_alternatives(cc, drv, alternatives, sizeof alternatives);
+        cs_inventory_unlock();
+    }
     snprintf(fix209, sizeof fix209, "Install a build of the framework or extension that includes this GPU's architecture "
              "(or PTX it can JIT), or run on a GPU the build supports.%s%s", alternatives[0] ? " " : "", alternatives);
     const char *fix = result == 209 ? fix209

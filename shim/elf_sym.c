@@ -17,6 +17,7 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -213,4 +214,21 @@ void cs_exe_path(char *out, size_t cap)
 {
     ssize_t n = readlink("/proc/self/exe", out, cap - 1);
     out[n > 0 ? n : 0] = 0;
+}
+
+/* An object's program headers, without the loader lock: the program's from the auxiliary vector,
+ * a library's from its ELF header, mapped at its load address. NULL for an object the loader's
+ * index does not hold at that address (closed, or not yet relocated). */
+const void *cs_lm_phdrs(const struct link_map *m, size_t *count)
+{
+    *count = 0;
+    if (m == cs_lm_head()) {
+        *count = getauxval(AT_PHNUM);
+        return (const void *)getauxval(AT_PHDR);
+    }
+    if (!m->l_addr || cs_lm_of_addr((void *)m->l_addr) != m) return NULL;
+    const ElfW(Ehdr) *e = (const void *)m->l_addr;
+    if (memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_phentsize != sizeof(ElfW(Phdr))) return NULL;
+    *count = e->e_phnum;
+    return (const void *)(m->l_addr + e->e_phoff);
 }

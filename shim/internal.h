@@ -83,6 +83,7 @@ struct link_map *cs_lm_self(void);
 struct link_map *cs_lm_find_soname(const char *soname);
 struct link_map *cs_lm_of_addr(const void *addr);
 const char *cs_lm_name_of_addr(const void *addr);
+const void *cs_lm_phdrs(const struct link_map *m, size_t *count);  /* its program headers, or NULL */
 void cs_exe_path(char *out, size_t cap);
 const char *cs_elf_dyn_str(const struct link_map *m, long tag, int nth);
 

@@ -14,14 +14,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <elf.h>
 #include <link.h>
 #include <pthread.h>
-#include <string.h>
-#include <sys/auxv.h>
-
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -46,18 +43,12 @@ static int lock_free_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), v
     for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
         struct dl_phdr_info info;
         memset(&info, 0, sizeof info);
+        size_t n;
         info.dlpi_addr = m->l_addr;
         info.dlpi_name = m->l_name;
-        if (m == cs_lm_head()) {
-            info.dlpi_phdr = (const void *)getauxval(AT_PHDR);
-            info.dlpi_phnum = (ElfW(Half))getauxval(AT_PHNUM);
-        } else {
-            if (!m->l_addr || cs_lm_of_addr((void *)m->l_addr) != m) continue;  /* closed, or not yet loaded */
-            const ElfW(Ehdr) *e = (const void *)m->l_addr;
-            if (memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_phentsize != sizeof(ElfW(Phdr))) continue;
-            info.dlpi_phdr = (const void *)(m->l_addr + e->e_phoff);
-            info.dlpi_phnum = e->e_phnum;
-        }
+        info.dlpi_phdr = cs_lm_phdrs(m, &n);  /* NULL: closed, or not yet loaded */
+        if (!info.dlpi_phdr) continue;
+        info.dlpi_phnum = (ElfW(Half))n;
         int r = cb(&info, offsetof(struct dl_phdr_info, dlpi_adds), arg);
         if (r) return r;
     }

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -103,24 +102,12 @@ static int object_of(const struct link_map *m, struct object *o)
     return 1;
 }
 
-/* The object's program headers, without the loader lock: the program's from the auxiliary
- * vector, a library's from its ELF header (mapped at its load address, which the object must
- * own). Gives the RELRO range (read-only once relocated) and the object's extent. */
+/* The RELRO range (read-only once relocated) and the object's extent, from its program headers. */
 static int segments(struct object *o)
 {
     const struct link_map *m = o->m;
-    const ElfW(Phdr) *ph = NULL;
-    size_t n = 0;
-    if (m == cs_lm_head()) {
-        ph = (const void *)getauxval(AT_PHDR);
-        n = getauxval(AT_PHNUM);
-    } else {
-        if (!m->l_addr || cs_lm_of_addr((void *)m->l_addr) != m) return 0;
-        const ElfW(Ehdr) *e = (const void *)m->l_addr;
-        if (memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_phentsize != sizeof(ElfW(Phdr))) return 0;
-        ph = (const void *)(m->l_addr + e->e_phoff);
-        n = e->e_phnum;
-    }
+    size_t n;
+    const ElfW(Phdr) *ph = cs_lm_phdrs(m, &n);
     if (!ph) return 0;
     o->lo = (uintptr_t)-1;
     for (size_t i = 0; i < n; i++) {

@@ -28,8 +28,9 @@ static pthread_t scanner;
 static void (*work)(int ask);  /* what a scan does: init.c's, so that this file calls nothing above it */
 
 /* One scan at a time (the scanner thread, a hook's synchronous scan, exit). Held across the
- * version questions, which may wait for another thread's dlopen: a synchronous scan, which can
- * run inside a dlopen (a constructor's dlsym), waits for it only a bounded time. */
+ * scan's work, which may wait for another thread's dlopen (loading the crash unwinder, asking
+ * the driver at exit): a synchronous scan, which can run inside a dlopen (a constructor's
+ * dlsym), waits for it only a bounded time. */
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void child(void)
