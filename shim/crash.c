@@ -234,7 +234,7 @@ static void put_recent(struct cs_buf *b, struct cs_thread *t, int max)
 static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
 {
     struct cs_buf b = { line_buf, 0, LINE_CAP - 2 };
-    struct cs_thread *self = cs_tls;
+    struct cs_thread *self = cs_self();
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     maps_snapshot();

@@ -16,9 +16,10 @@ void cs_devcode_launch_failed(struct cs_thread *t, int result, void *f);
 void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int stream_known);
 int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap);
 void cs_put_launch(struct cs_thread *t, struct cs_event *ev);   /* cs_launch_extra into the call's fields */
+void cs_launch_failed(struct cs_thread *t, struct cs_event *ev);
 /* Visit the launches still in every thread's side ring, newest first per thread; stop when visit
  * returns non-zero. Reads only: the watchdog uses it too. */
-void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_launch *, void *), void *arg);
+void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_event *, void *), void *arg);
 void cs_launches_init(void);
 
 #endif

@@ -38,7 +38,7 @@ static char *hook(void)
         atomic_store(&real_dlerror, f);
     }
     char *m = f();
-    if (!m || cs_disabled || (cs_tls && cs_tls->hide) || !worth_reading(m) || strlen(m) >= sizeof copy)
+    if (!m || cs_disabled || (cs_self() && cs_self()->hide) || !worth_reading(m) || strlen(m) >= sizeof copy)
         return m;
     /* The diagnosis uses dlopen/dlsym, which may replace the loader's message buffer: hand the
      * program a copy (valid, like the original, until its next dlerror on this thread). */

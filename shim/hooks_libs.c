@@ -314,9 +314,9 @@ static void nccl_op(struct cs_thread *t, struct cs_event *ev, void *comm, uint64
                     int32_t peer, void *stream)
 {
     ev->arg = (uint64_t)(uintptr_t)comm;
-    struct cs_launch *l = &t->launch[ev->seq & t->launch_mask];
-    l->f = comm, l->stream = stream, l->ts = ev->ts, l->seq = ev->seq, l->kind = CS_LAUNCH_NCCL;
-    l->count = count, l->grid[0] = dtype, l->grid[1] = (uint32_t)op, l->grid[2] = (uint32_t)peer, l->shmem = ev->api;
+    ev->stream = (uint64_t)(uintptr_t)stream;
+    ev->kind = CS_LAUNCH_NCCL;
+    ev->n.count = count, ev->n.peer = peer, ev->n.dtype = (uint8_t)dtype, ev->n.op = (int8_t)op;
     struct cs_comm *cm = comm_of(comm, 1);
     if (cm) {
         uint32_t i = atomic_fetch_add_explicit(&cm->nops, 1, memory_order_relaxed) % CS_COMM_OPS;

@@ -31,7 +31,7 @@ static void after_fork_child(void)
     cs_inventory_after_fork();
     cs_findings_after_fork();
     for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&cs_own_calls[i], 0);
-    cs_thread_after_fork(cs_tls);
+    cs_thread_after_fork(cs_self());
     cs_watchdog_after_fork();
 }
 
@@ -162,7 +162,7 @@ __attribute__((destructor)) static void cs_fini(void)
 {
     if (atomic_load(&state) == UNINIT && expect_gpu()) cs_init();
     if (atomic_load(&state) != READY || cs_pid != getpid()) return;
-    struct cs_thread *t = cs_tls;
+    struct cs_thread *t = cs_self();
     if (t) t->hide = 1;  /* calls made by other destructors from here on pass through */
     cs_own_thread = 1;
     cs_crash_exit_note();

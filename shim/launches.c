@@ -54,50 +54,51 @@ static uint64_t last_synced(void *stream)
     return c;
 }
 
-static struct cs_launch *record(struct cs_thread *t, struct cs_event *ev, void *f, uint32_t gx, uint32_t gy,
-                                uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint32_t shmem, void *stream)
+static uint16_t sat16(uint32_t v) { return v > 0xffff ? 0xffff : (uint16_t)v; }
+
+static void record(struct cs_event *ev, void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
+                   uint32_t bz, uint32_t shmem, void *stream)
 {
     ev->arg = (uint64_t)(uintptr_t)f;
-    struct cs_launch *l = &t->launch[ev->seq & t->launch_mask];
-    l->f = f, l->stream = stream, l->ts = ev->ts, l->seq = ev->seq;
-    l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
-    l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
-    l->shmem = shmem;
-    l->kind = CS_LAUNCH_KERNEL;
-    return l;
+    ev->stream = (uint64_t)(uintptr_t)stream;
+    ev->kind = CS_LAUNCH_KERNEL;
+    ev->shmem = shmem;
+    ev->k.gx = gx, ev->k.gy = sat16(gy), ev->k.gz = sat16(gz);
+    ev->k.bx = sat16(bx), ev->k.by = sat16(by), ev->k.bz = sat16(bz);
 }
 
 /* "kernel":"addk","grid":[4,1,1],"block":[256,1,1],"shared_mem":0,"stream":"0x0" */
 int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap)
 {
-    const struct cs_launch *l = &t->launch[ev->seq & t->launch_mask];
-    if (l->seq != ev->seq || (uint64_t)(uintptr_t)l->f != ev->arg) return 0;
+    (void)t;
+    if (!ev->kind) return 0;
     char name[256];
     struct cs_buf b = { out, 0, cap - 1 };
-    if (l->kind == CS_LAUNCH_NCCL) {
-        cs_put(&b, "\"comm\":"); cs_put_hex(&b, (uint64_t)(uintptr_t)l->f);
-        cs_put(&b, ",\"count\":"); cs_put_u64(&b, l->count);
-        cs_put(&b, ",\"datatype\":"); cs_put_str(&b, cs_nccl_dtype((int)l->grid[0]));
-        const char *op = cs_nccl_redop((int32_t)l->grid[1]);
+    void *f = (void *)(uintptr_t)ev->arg;
+    if (ev->kind == CS_LAUNCH_NCCL) {
+        cs_put(&b, "\"comm\":"); cs_put_hex(&b, ev->arg);
+        cs_put(&b, ",\"count\":"); cs_put_u64(&b, ev->n.count);
+        cs_put(&b, ",\"datatype\":"); cs_put_str(&b, cs_nccl_dtype(ev->n.dtype));
+        const char *op = cs_nccl_redop(ev->n.op);
         if (op) { cs_put(&b, ",\"op\":"); cs_put_str(&b, op); }
-        if ((int32_t)l->grid[2] >= 0) { cs_put(&b, ",\"peer\":"); cs_put_i64(&b, (int32_t)l->grid[2]); }
-        cs_put(&b, ",\"stream\":"); cs_put_hex(&b, (uint64_t)(uintptr_t)l->stream);
+        if (ev->n.peer >= 0) { cs_put(&b, ",\"peer\":"); cs_put_i64(&b, ev->n.peer); }
+        cs_put(&b, ",\"stream\":"); cs_put_hex(&b, ev->stream);
         out[b.len] = 0;
         return (int)b.len;
     }
-    if (l->kind == CS_LAUNCH_GRAPH) {
-        cs_put(&b, "\"graph\":"); cs_put_hex(&b, (uint64_t)(uintptr_t)l->f);
+    if (ev->kind == CS_LAUNCH_GRAPH) {
+        cs_put(&b, "\"graph\":"); cs_put_hex(&b, ev->arg);
     } else {
-        cs_kernel_name(l->f, name, sizeof name, NULL, NULL);
+        cs_kernel_name(f, name, sizeof name, NULL, NULL);
         cs_put(&b, "\"kernel\":"); cs_put_str(&b, name);
     }
-    if (l->block[0]) {
-        cs_put(&b, ",\"grid\":["); cs_put_u64(&b, l->grid[0]); cs_put(&b, ","); cs_put_u64(&b, l->grid[1]);
-        cs_put(&b, ","); cs_put_u64(&b, l->grid[2]); cs_put(&b, "],\"block\":["); cs_put_u64(&b, l->block[0]);
-        cs_put(&b, ","); cs_put_u64(&b, l->block[1]); cs_put(&b, ","); cs_put_u64(&b, l->block[2]);
-        cs_put(&b, "],\"shared_mem\":"); cs_put_u64(&b, l->shmem);
+    if (ev->kind == CS_LAUNCH_KERNEL && ev->k.bx) {
+        cs_put(&b, ",\"grid\":["); cs_put_u64(&b, ev->k.gx); cs_put(&b, ","); cs_put_u64(&b, ev->k.gy);
+        cs_put(&b, ","); cs_put_u64(&b, ev->k.gz); cs_put(&b, "],\"block\":["); cs_put_u64(&b, ev->k.bx);
+        cs_put(&b, ","); cs_put_u64(&b, ev->k.by); cs_put(&b, ","); cs_put_u64(&b, ev->k.bz);
+        cs_put(&b, "],\"shared_mem\":"); cs_put_u64(&b, ev->shmem);
     }
-    cs_put(&b, ",\"stream\":"); cs_put_hex(&b, (uint64_t)(uintptr_t)l->stream);
+    cs_put(&b, ",\"stream\":"); cs_put_hex(&b, ev->stream);
     out[b.len] = 0;
     return (int)b.len;
 }
@@ -114,43 +115,44 @@ void cs_put_launch(struct cs_thread *t, struct cs_event *ev)
 }
 
 /* Why a launch failed at once: compare with the device's limits. */
-static void launch_reason(struct cs_thread *t, const struct cs_launch *l)
+static void launch_reason(struct cs_thread *t, const struct cs_event *l)
 {
     int dev = 0, max_threads = 0, mx = 0, my = 0, mz = 0, smem = 0;
     if (cs_ask_ctx_device(&dev)) dev = 0;
     if (cs_ask_attribute(&max_threads, 1, dev) < 0) return;
     cs_ask_attribute(&mx, 2, dev), cs_ask_attribute(&my, 3, dev), cs_ask_attribute(&mz, 4, dev);
     cs_ask_attribute(&smem, 8, dev);  /* MAX_SHARED_MEMORY_PER_BLOCK */
-    unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
+    unsigned bx = l->k.bx, by = l->k.by, bz = l->k.bz;
+    unsigned long long threads = (unsigned long long)bx * by * bz;
     char why[256] = "";
     if (max_threads && threads > (unsigned long long)max_threads)
         snprintf(why, sizeof why, "block %ux%ux%u = %llu threads exceeds the device limit of %d threads per block",
-                 l->block[0], l->block[1], l->block[2], threads, max_threads);
-    else if ((mx && l->block[0] > (unsigned)mx) || (my && l->block[1] > (unsigned)my) || (mz && l->block[2] > (unsigned)mz))
-        snprintf(why, sizeof why, "block %ux%ux%u exceeds the device's block dimensions %dx%dx%d", l->block[0],
-                 l->block[1], l->block[2], mx, my, mz);
+                 bx, by, bz, threads, max_threads);
+    else if ((mx && bx > (unsigned)mx) || (my && by > (unsigned)my) || (mz && bz > (unsigned)mz))
+        snprintf(why, sizeof why, "block %ux%ux%u exceeds the device's block dimensions %dx%dx%d", bx, by, bz, mx, my, mz);
     else if (smem && l->shmem > (unsigned)smem)
         snprintf(why, sizeof why, "%u bytes of shared memory exceed the device's %d per block (more needs "
                  "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES))", l->shmem, smem);
-    else if (!l->grid[0] || !l->grid[1] || !l->grid[2] || !threads)
+    else if (!l->k.gx || !l->k.gy || !l->k.gz || !threads)
         snprintf(why, sizeof why, "a grid or block dimension is 0");
     if (why[0]) cs_extra_str(t, "reason", why);
 }
 
 static int is_nccl_kernel(const char *name) { return !strncmp(name, "ncclDevKernel", 13) || !strncmp(name, "ncclKernel", 10); }
 
-static void sync_after(struct cs_thread *t, struct cs_event *ev, const struct cs_launch *l)
+static void sync_after(struct cs_thread *t, struct cs_event *ev)
 {
     const char *pat = cs_cfg.sync_launches;
     if (!pat || ev->result) return;
     char name[256];
-    cs_kernel_name(l->f, name, sizeof name, NULL, NULL);
+    void *f = (void *)(uintptr_t)ev->arg, *stream = (void *)(uintptr_t)ev->stream;
+    cs_kernel_name(f, name, sizeof name, NULL, NULL);
     int all = !strcmp(pat, "1");
     if (all ? is_nccl_kernel(name) : (fnmatch(pat, name, 0) && !strstr(name, pat))) return;
-    int sr = cs_ask_stream_sync(l->stream);
+    int sr = cs_ask_stream_sync(stream);
     if (sr < 0) return;
     uint32_t r = (uint32_t)sr;
-    if (!r) { note_synced(l->stream, cs_ticks()); return; }
+    if (!r) { note_synced(stream, cs_ticks()); return; }
     const char *rn = cs_api_cuda.result_name((int32_t)r);
     cs_extra(t, "\"synced\":%u", r);
     t->force_write = 1;
@@ -158,30 +160,45 @@ static void sync_after(struct cs_thread *t, struct cs_event *ev, const struct cs
     snprintf(summary, sizeof summary,
              "found kernel %s (grid %ux%ux%u, block %ux%ux%u) failing with %s (%u): the synchronisation right after its "
              "launch reported it, so this kernel is the one that faulted",
-             name, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], rn ? rn : "?", r);
-    snprintf(ev_json, sizeof ev_json, "{\"kernel\":\"%.200s\",\"result\":%u,\"stream\":\"%p\"}", name, r, l->stream);
+             name, ev->k.gx, ev->k.gy, ev->k.gz, ev->k.bx, ev->k.by, ev->k.bz, rn ? rn : "?", r);
+    snprintf(ev_json, sizeof ev_json, "{\"kernel\":\"%.200s\",\"result\":%u,\"stream\":\"%p\"}", name, r, stream);
     cs_finding(CS_F_KERNEL_FAULT, CS_ERROR, name, summary,
                "Debug this kernel: run it under compute-sanitizer, check the inputs it was given; after an upgrade, "
                "check that the build targets this GPU natively (a JIT-compiled or wrong-architecture kernel can "
                "fault where native code does not).", ev_json);
 }
 
-static void after_launch(struct cs_thread *t, struct cs_event *ev, struct cs_launch *l)
+/* The fast path kept a launch's register arguments in the thread; the rest it passes here. */
+void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz, uint32_t shmem)
 {
-    if (cs_unlikely(ev->result)) {
-        cs_put_launch(t, ev);
-        if (ev->result == 1 || ev->result == 701 /* LAUNCH_OUT_OF_RESOURCES */) launch_reason(t, l);
-        if (ev->result == 209 || ev->result == 222 || ev->result == 200 || ev->result == 218)
-            cs_devcode_launch_failed(t, ev->result, l->f);
-    }
-    if (cs_unlikely(cs_cfg.sync_launches != NULL)) sync_after(t, ev, l);
+    record(ev, t->launch_f, t->launch_grid[0], t->launch_grid[1], t->launch_grid[2], t->launch_block[0],
+           t->launch_block[1], bz, shmem, (void *)(uintptr_t)ev->stream);
+}
+
+/* A launch that failed at once: what it was given, and why when the device's limits say. Also
+ * the fast path's failure handling for launches (the event holds the launch). */
+void cs_launch_failed(struct cs_thread *t, struct cs_event *ev)
+{
+    cs_put_launch(t, ev);
+    if (ev->result == CS_CUDA_ERROR_INVALID_VALUE || ev->result == CS_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
+        launch_reason(t, ev);
+    if (ev->result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU || ev->result == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+        ev->result == CS_CUDA_ERROR_INVALID_IMAGE || ev->result == CS_CUDA_ERROR_INVALID_PTX)
+        cs_devcode_launch_failed(t, ev->result, (void *)(uintptr_t)ev->arg);
+}
+
+static void after_launch(struct cs_thread *t, struct cs_event *ev)
+{
+    if (cs_unlikely(ev->result)) cs_launch_failed(t, ev);
+    if (cs_unlikely(cs_cfg.sync_launches != NULL)) sync_after(t, ev);
 }
 
 void cs_hook_cuLaunchKernel(struct cs_thread *t, struct cs_event *ev, void *f, uint32_t gx, uint32_t gy, uint32_t gz,
                             uint32_t bx, uint32_t by, uint32_t bz, uint32_t shmem, void *stream, void *params, void *extra)
 {
     (void)params, (void)extra;
-    after_launch(t, ev, record(t, ev, f, gx, gy, gz, bx, by, bz, shmem, stream));
+    record(ev, f, gx, gy, gz, bx, by, bz, shmem, stream);
+    after_launch(t, ev);
 }
 
 void cs_hook_cuLaunchCooperativeKernel(struct cs_thread *t, struct cs_event *ev, void *f, uint32_t gx, uint32_t gy,
@@ -189,7 +206,8 @@ void cs_hook_cuLaunchCooperativeKernel(struct cs_thread *t, struct cs_event *ev,
                                        void *stream, void *params)
 {
     (void)params;
-    after_launch(t, ev, record(t, ev, f, gx, gy, gz, bx, by, bz, shmem, stream));
+    record(ev, f, gx, gy, gz, bx, by, bz, shmem, stream);
+    after_launch(t, ev);
 }
 
 /* CUlaunchConfig: grid x/y/z, block x/y/z, sharedMemBytes (unsigned ints), then hStream. */
@@ -200,14 +218,16 @@ void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *co
     (void)params, (void)extra;
     struct launch_config c = { { 0, 0, 0 }, { 0, 0, 0 }, 0, NULL };
     if (config) memcpy(&c, config, sizeof c);
-    after_launch(t, ev, record(t, ev, f, c.g[0], c.g[1], c.g[2], c.b[0], c.b[1], c.b[2], c.shmem, c.stream));
+    record(ev, f, c.g[0], c.g[1], c.g[2], c.b[0], c.b[1], c.b[2], c.shmem, c.stream);
+    after_launch(t, ev);
 }
 
 /* Kernels inside a graph never call cuLaunchKernel: the graph launch is the record. */
 void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *graph, void *stream)
 {
-    struct cs_launch *l = record(t, ev, graph, 0, 0, 0, 0, 0, 0, 0, stream);
-    l->kind = CS_LAUNCH_GRAPH;
+    ev->arg = (uint64_t)(uintptr_t)graph;
+    ev->stream = (uint64_t)(uintptr_t)stream;
+    ev->kind = CS_LAUNCH_GRAPH;
     if (ev->result) cs_put_launch(t, ev);
 }
 
@@ -220,15 +240,18 @@ static int is_async(int32_t r)
            r == CS_CUDA_ERROR_HARDWARE_STACK_ERROR;
 }
 
-void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_launch *, void *), void *arg)
+/* Launches still in the rings, newest first per thread: at most this many events back, so that
+ * a long flight recorder does not make an error slow to report. */
+#define LOOK_BACK 4096
+void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_event *, void *), void *arg)
 {
     for (struct cs_thread *th = cs_thread_list(); th; th = th->next) {
-        if (!th->launch) continue;
         uint64_t h = atomic_load_explicit(&th->ring->head, memory_order_acquire);
         uint64_t span = h < th->ring->mask + 1 ? h : th->ring->mask + 1;
+        if (span > LOOK_BACK) span = LOOK_BACK;
         for (uint64_t i = h; i-- > h - span;) {
-            const struct cs_launch *l = &th->launch[i & th->launch_mask];
-            if (l->seq == (uint32_t)i && l->f && visit(th, l, arg)) return;
+            const struct cs_event *l = &th->ring->ev[i & th->ring->mask];
+            if (l->kind && l->arg && !(l->flags & CS_EV_PENDING) && visit(th, l, arg)) return;
         }
     }
 }
@@ -244,15 +267,16 @@ struct suspects {
     int n;
 };
 
-static int add_suspect(const struct cs_thread *th, const struct cs_launch *l, void *arg)
+static int add_suspect(const struct cs_thread *th, const struct cs_event *l, void *arg)
 {
     (void)th;
     struct suspects *s = arg;
-    if ((s->stream_known && l->stream != s->stream) || l->ts <= last_synced(l->stream) || l->ts > s->ev->ts) return 0;
+    void *stream = (void *)(uintptr_t)l->stream, *f = (void *)(uintptr_t)l->arg;
+    if ((s->stream_known && stream != s->stream) || l->ts <= last_synced(stream) || l->ts > s->ev->ts) return 0;
     char name[256];
-    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
-    else if (l->kind == CS_LAUNCH_NCCL) snprintf(name, sizeof name, "%s on communicator %p", cs_api_name((int)l->shmem), l->f);
-    else cs_kernel_name(l->f, name, sizeof name, NULL, NULL);
+    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", f);
+    else if (l->kind == CS_LAUNCH_NCCL) snprintf(name, sizeof name, "%s on communicator %p", cs_api_name(l->api), f);
+    else cs_kernel_name(f, name, sizeof name, NULL, NULL);
     if (s->n) cs_put(s->list, ",");
     cs_put_str(s->list, name);
     int w = snprintf(s->text + s->tl, sizeof s->text - s->tl, "%s%s", s->n ? ", " : "", name);
@@ -301,14 +325,18 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
                "it with compute-sanitizer. The error is sticky: every later call in this context fails too.", ev_json);
 }
 
+/* A synchronisation covers the launches made before it began (ev->ts); launches after it carry a
+ * later time even on the fast path, because it moves the coarse clock past its own start. */
 void cs_hook_cuStreamSynchronize(struct cs_thread *t, struct cs_event *ev, void *stream)
 {
+    cs_coarse_note(cs_ticks(), 1);
     if (ev->result == 0) note_synced(stream, ev->ts);
     else cs_async_error(t, ev, stream, 1);
 }
 
 void cs_hook_cuCtxSynchronize(struct cs_thread *t, struct cs_event *ev)
 {
+    cs_coarse_note(cs_ticks(), 1);
     if (ev->result == 0) atomic_store(&ctx_synced, ev->ts);
     else cs_async_error(t, ev, NULL, 0);
 }

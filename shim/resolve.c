@@ -92,7 +92,7 @@ CS_HIDDEN void *cs_dlvsym_substitute(void *handle, const char *name, const char 
 static int wants_substitution(void *handle, const char *name)
 {
     struct cs_api *api;
-    if (cs_disabled || (cs_tls && cs_tls->hide))  /* the shim's own lookups */
+    if (cs_disabled || (cs_self() && cs_self()->hide))  /* the shim's own lookups */
         return 0;
     (void)handle;
     return find_wrapped(name, &api) >= 0;

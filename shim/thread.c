@@ -14,7 +14,10 @@
 #include "internal.h"
 #include "inventory.h"
 
-__thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec")));
+/* Every call of a thread without state takes the full path, which makes the state. */
+struct cs_thread cs_unborn = { .mode = CS_MODE_FULL };
+__thread struct cs_tl cs_tl __attribute__((tls_model("initial-exec"))) = { &cs_unborn, 0 };
+uint64_t _Atomic cs_coarse_ticks;
 static struct cs_thread *_Atomic threads;
 static pthread_key_t exit_key;
 static int _Atomic key_made;
@@ -88,17 +91,10 @@ static struct cs_thread *thread_create(void)
         t = map(sizeof *t);
         struct cs_ring *r = map(sizeof *r + n * sizeof(struct cs_event));
         uint64_t *counts = map(2 * CS_API_TOTAL * sizeof(uint64_t));
-        /* Default mode keeps the last 256 launches: enough for the suspects of an async error,
-         * and small enough to stay in L1 (a ring as long as the call ring costs a cache miss per
-         * launch). ALL mode needs one per event, for the writer. */
-        uint64_t nl = cs_cfg.trace_all ? n : 256;
-        struct cs_launch *launch = map(nl * sizeof(struct cs_launch));
-        if (!t || !r || !counts || !launch)
+        if (!t || !r || !counts)
             return NULL;  /* out of memory: this thread's calls pass through unrecorded */
         r->mask = n - 1;
         t->ring = r;
-        t->launch = launch;
-        t->launch_mask = nl - 1;
         t->calls = counts;
         t->errors = counts + CS_API_TOTAL;
         struct cs_thread *head = atomic_load(&threads);
@@ -111,6 +107,10 @@ static struct cs_thread *thread_create(void)
     t->lossless = cs_cfg.trace_all;
     t->depth = 0;
     t->hide = 0;
+    /* Every call takes the full path when each needs its precise time or more than the fast
+     * path records; watched calls do when the hang watchdog runs. */
+    t->mode = (cs_cfg.trace_all || cs_cfg.sync_launches ? CS_MODE_FULL : 0) |
+              (cs_cfg.hang_timeout && cs_cfg.hang_timeout_s > 0 ? CS_MODE_WATCH : 0);
     int zero = 0;
     if (atomic_compare_exchange_strong(&key_made, &zero, 1))
         pthread_key_create(&exit_key, on_thread_exit);
@@ -131,5 +131,5 @@ void cs_thread_after_fork(struct cs_thread *self)
         atomic_store(&t->dead, 1);
     }
     (void)self;
-    cs_tls = NULL;  /* the child's first call takes the slow path (and the fork check) */
+    cs_tls = &cs_unborn;  /* the child's first call takes the full path (and the fork check) */
 }

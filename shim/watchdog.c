@@ -94,17 +94,17 @@ static void put_comms(struct cs_buf *b, uint64_t now)
 /* The last kernel launches of every thread, newest first (names from the map only). */
 struct launch_list { struct cs_buf *b; int n; };
 
-static int put_launch(const struct cs_thread *t, const struct cs_launch *l, void *arg)
+static int put_launch(const struct cs_thread *t, const struct cs_event *l, void *arg)
 {
     struct launch_list *ll = arg;
     if (l->kind == CS_LAUNCH_NCCL) return 0;
     char name[256];
-    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", l->f);
-    else cs_kernel_name_cached(l->f, name, sizeof name);
+    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", (void *)(uintptr_t)l->arg);
+    else cs_kernel_name_cached((void *)(uintptr_t)l->arg, name, sizeof name);
     if (ll->n) cs_put(ll->b, ",");
     cs_put(ll->b, "{\"tid\":"); cs_put_u64(ll->b, (uint64_t)t->tid);
     cs_put(ll->b, ",\"kernel\":"); cs_put_str(ll->b, name);
-    cs_put(ll->b, ",\"stream\":"); cs_put_hex(ll->b, (uint64_t)(uintptr_t)l->stream);
+    cs_put(ll->b, ",\"stream\":"); cs_put_hex(ll->b, l->stream);
     cs_put(ll->b, "}");
     return ++ll->n >= 8;
 }

@@ -51,58 +51,89 @@ struct cs_api {
 #define CS_REAL_MISSING ((void *)1)  /* the library lacks it; the next definition not yet looked for */
 #define CS_REAL_ABSENT ((void *)2)   /* defined nowhere after the shim */
 
-/* Ring events are compact and fixed-size; formatting happens later, off the hot path. */
-enum { CS_EV_WRITTEN = 1, CS_EV_FAILED = 2, CS_EV_ANSWER = 4 /* non-zero, but an answer (lookup miss) */ };
+/* A recorded call: one cache line. The launch fields say what a kernel launch, graph launch or
+ * NCCL operation was given (kind says which, 0: none), so that an asynchronous error can name
+ * its suspects and ALL mode can write them, without a second ring. */
+enum { CS_EV_WRITTEN = 1, CS_EV_FAILED = 2, CS_EV_ANSWER = 4 /* non-zero, but an answer (lookup miss) */,
+       CS_EV_PENDING = 8 /* slot taken, call still running */ };
+enum { CS_LAUNCH_NONE, CS_LAUNCH_KERNEL, CS_LAUNCH_GRAPH, CS_LAUNCH_NCCL };
+/* The words (w_*) let the fast path fill several fields with one store. */
 struct cs_event {
-    uint64_t ts;      /* clock ticks at entry */
-    uint32_t dur;     /* ticks, saturated */
-    uint16_t api;     /* global API index */
-    uint8_t via;
-    uint8_t flags;
-    int32_t result;
-    uint32_t seq;     /* per-thread call number, low bits */
-    uint64_t arg;     /* role-specific: launch function, alloc size, stream ... */
-    uint16_t inside;  /* 1 + global index of the wrapped call this one was made inside; 0: none */
+    uint64_t ts;      /* clock ticks at entry; on the fast path a coarse time (see cs_coarse_ticks) */
+    union {
+        struct {
+            uint16_t api;     /* global API index */
+            uint8_t via;
+            uint8_t flags;
+            int32_t result;
+        };
+        uint64_t w_call;
+    };
+    union {
+        struct {
+            uint32_t seq;     /* per-thread call number, low bits */
+            uint32_t dur;     /* ticks, saturated; 0 on the fast path */
+        };
+        uint64_t w_seq;
+    };
+    uint64_t arg;     /* role-specific: launch function, graph, communicator, alloc size ... */
+    uint64_t stream;  /* launches */
+    union {
+        struct {
+            uint16_t inside;  /* 1 + global index of the wrapped call this one was made inside; 0: none */
+            uint8_t kind;     /* CS_LAUNCH_* */
+            uint8_t spare;
+            uint32_t shmem;   /* kernel launches: dynamic shared memory bytes */
+        };
+        uint64_t w_launch;
+    };
+    union {
+        struct { uint32_t gx; uint16_t gy, gz, bx, by, bz, pad; } k;             /* grid, block */
+        struct { uint64_t count; int32_t peer; uint8_t dtype; int8_t op; uint16_t pad; } n;  /* NCCL */
+    };
 };
+_Static_assert(sizeof(struct cs_event) == 64, "an event is one cache line");
 
+/* head is written by its thread only, tail by the ALL-mode writer only: apart, never sharing a line. */
 struct cs_ring {
-    _Atomic uint64_t head;       /* written by the owning thread only */
-    _Atomic uint64_t tail;       /* written by the writer thread only (ALL mode) */
+    _Atomic uint64_t head;
     uint64_t mask;
+    char pad0[48];
+    _Atomic uint64_t tail;
+    char pad1[56];
     struct cs_event ev[];
-};
-
-/* A launch, kept in a side ring parallel to the call ring (same index): read on failures, by
- * the async-error search and by the ALL-mode writer. */
-enum { CS_LAUNCH_KERNEL, CS_LAUNCH_GRAPH, CS_LAUNCH_NCCL };
-struct cs_launch {
-    void *f;                     /* CUfunction/CUkernel; CUgraphExec; or the NCCL communicator */
-    void *stream;
-    uint64_t ts;
-    uint64_t count;              /* NCCL: element count */
-    uint32_t seq;
-    uint32_t grid[3], block[3], shmem;  /* NCCL: grid = datatype, op, peer; shmem = API index */
-    uint8_t kind;
 };
 
 /* A library's calls made inside a wrapped call (cuBLAS's runtime asking the driver inside
  * cublasCreate) are the program's calls and are recorded; this many levels deep. */
 #define CS_MAX_NEST 4
 
+/* A thread's gate: zero lets a call take the fast path. depth counts the wrapped calls the thread
+ * is inside, hide the shim's own calls in progress, mode says why every call takes the full path
+ * (ALL mode, launch syncing, no state yet) or, for watched calls, why they do (the hang watchdog
+ * needs their entry time). */
+enum { CS_MODE_FULL = 1, CS_MODE_WATCH = 2 };
+#define CS_GATE_ALL 0xffffffffu
+#define CS_GATE_UNWATCHED (~((uint32_t)CS_MODE_WATCH << 16))
+
 struct cs_thread {
-    int depth;                   /* wrapped calls the thread is inside (nested up to CS_MAX_NEST) */
-    int hide;                    /* > 0 while the shim itself is calling: nothing is recorded */
+    union {
+        uint32_t gate;
+        struct { uint8_t depth, hide, mode, gate_spare; };
+    };
     int current;                 /* global index of the outermost API the thread is inside (valid while depth) */
-    uint64_t enter_ts;           /* when it entered that call (ticks), for the hang watchdog */
+    struct cs_ring *ring;
+    uint64_t *calls;             /* [CS_API_TOTAL] */
+    /* A kernel launch on the fast path: the arguments that arrive in registers, kept for the
+     * launch's record should it fail (the others are still in the caller's frame then). */
+    void *launch_f;
+    uint32_t launch_grid[3], launch_block[2];
+    uint64_t *errors;            /* [CS_API_TOTAL] */
+    uint64_t enter_ts;           /* when it entered a watched call (ticks), for the hang watchdog */
     uint64_t hang_reported;      /* the enter_ts of the call last reported as hung */
     int tid;
     int lossless;                /* ALL mode: never overwrite unwritten events */
     int _Atomic dead;
-    struct cs_ring *ring;
-    struct cs_launch *launch;    /* [launch_mask + 1], indexed by the event's seq */
-    uint64_t launch_mask;
-    uint64_t *calls;             /* [CS_API_TOTAL] */
-    uint64_t *errors;            /* [CS_API_TOTAL] */
     uint64_t dropped;
     struct cs_event scratch;     /* target for a dropped event, so hooks can still write to it */
     struct cs_thread *next;      /* global list, never unlinked */
@@ -112,22 +143,38 @@ struct cs_thread {
     char extra[1024];
 };
 
-extern __thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec")));
-extern int cs_clock_is_tsc;
-extern int cs_disabled;
+/* cs_tls is never NULL: a thread without state points at cs_unborn, whose gate sends every call
+ * to the full path (which makes the state). cs_self() is how code other than a wrapper asks. */
+/* via is how the current call arrived, set by the dlsym and cuGetProcAddress entry points just
+ * before they jump to the wrapper (which reads and clears it); 0 for a linked call. Both in one
+ * thread-local block, so that a wrapper finds them from one address. */
+struct cs_tl { struct cs_thread *self; uint8_t via; };
+extern __thread struct cs_tl cs_tl __attribute__((tls_model("initial-exec")));
+#define cs_tls (cs_tl.self)
+#define cs_via (cs_tl.via)
+extern struct cs_thread cs_unborn CS_HIDDEN;
+static inline struct cs_thread *cs_self(void) { struct cs_thread *t = cs_tls; return t == &cs_unborn ? NULL : t; }
+static inline __attribute__((always_inline)) uint8_t cs_take_via(void) { uint8_t v = cs_via; cs_via = 0; return v; }
+/* A coarse clock, read by the fast path instead of the TSC: advanced by calls that take the
+ * precise time (synchronising, key, failing and full-path calls). */
+extern uint64_t _Atomic cs_coarse_ticks CS_HIDDEN;
+extern int cs_clock_is_tsc CS_HIDDEN;
+extern int cs_disabled CS_HIDDEN;
 
 struct cs_thread *cs_thread_slow(int idx);
 uint32_t cs_missing(struct cs_api *api, int idx, int via);
 void *cs_real_resolve(struct cs_api *api, int idx);
 void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
 uint64_t cs_ticks_slow(void);
+uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int published);
 
-/* The per-thread state accessor: the only way code reaches thread state. Returns NULL when
- * the shim is disabled, the shim itself is calling (cs_hide), or calls nest too deep. */
+/* The per-thread state accessor of the full path: the only way a wrapper reaches thread state
+ * there. Returns NULL when the shim is disabled, the shim itself is calling (cs_hide), or calls
+ * nest too deep. */
 static inline struct cs_thread *cs_enter(int idx)
 {
     struct cs_thread *t = cs_tls;
-    if (cs_unlikely(!t) && !(t = cs_thread_slow(idx)))
+    if (cs_unlikely(t == &cs_unborn) && !(t = cs_thread_slow(idx)))
         return NULL;
     /* depth, current and enter_ts are read by the watchdog thread: relaxed atomic stores (plain
      * moves on x86 and arm64), so the reads are well defined. */
@@ -147,7 +194,7 @@ static inline void cs_leave(struct cs_thread *t) { __atomic_store_n(&t->depth, t
 /* Around the shim's own calls into a CUDA library: whatever they reach is not the program's. */
 static inline struct cs_thread *cs_hide(void)
 {
-    struct cs_thread *t = cs_tls;
+    struct cs_thread *t = cs_self();
     if (t) t->hide++;
     return t;
 }
@@ -163,6 +210,16 @@ static inline uint64_t cs_ticks(void)
     }
 #endif
     return cs_ticks_slow();
+}
+
+/* Advance the coarse clock to a precise time just taken; written only when it moved on by
+ * about 100 us (or when a synchronisation asks), so threads rarely write the shared line. */
+#define CS_COARSE_STEP (1ull << 18)
+static inline void cs_coarse_note(uint64_t now, int force)
+{
+    uint64_t c = atomic_load_explicit(&cs_coarse_ticks, memory_order_relaxed);
+    if (now > c && (force || now - c > CS_COARSE_STEP))
+        atomic_store_explicit(&cs_coarse_ticks, now, memory_order_relaxed);
 }
 
 /* The real function from one named library (an older major's versioned name): that library's
@@ -185,6 +242,7 @@ static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     struct cs_event *ev;
     (void)api;
+    cs_coarse_note(now, 0);
     t->calls[idx]++;
     if (cs_unlikely(t->lossless) &&
         h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
@@ -202,7 +260,9 @@ static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api
     ev->result = (int32_t)result;
     ev->seq = (uint32_t)h;
     ev->arg = 0;
+    ev->stream = 0;
     ev->inside = t->depth > 1 ? (uint16_t)(t->current + 1) : 0;
+    ev->kind = CS_LAUNCH_NONE;
     t->extra_len = 0;
     t->force_write = 0;
     return ev;
@@ -223,6 +283,55 @@ static inline void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_
                               memory_order_release);
     cs_leave(t);
 }
+
+/* The fast path (default mode, an outermost call, nothing unusual): no clock read, no call
+ * into the shim, no write to memory another thread writes. The event is filled after the real
+ * call returns (calls it makes are recorded first, as on the full path); a failure goes to
+ * cs_fast_failed with the event not yet published. */
+static inline __attribute__((always_inline)) void cs_fast_enter(struct cs_thread *t, int idx)
+{
+    __atomic_store_n(&t->current, idx, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->gate, 1, __ATOMIC_RELAXED);  /* depth 1; the other bytes were 0 */
+}
+
+static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(struct cs_thread *t, int idx, uint8_t via, uint32_t r, uint64_t *hp)
+{
+    struct cs_ring *rg = t->ring;
+    uint64_t h = atomic_load_explicit(&rg->head, memory_order_relaxed);
+    struct cs_event *ev = &rg->ev[h & rg->mask];
+    ev->ts = atomic_load_explicit(&cs_coarse_ticks, memory_order_relaxed);
+    ev->w_call = (uint64_t)r << 32 | (uint64_t)via << 16 | (uint16_t)idx;  /* flags 0 */
+    ev->w_seq = (uint32_t)h;                                                /* dur 0 */
+    ev->w_launch = 0;                                                       /* no launch */
+    t->calls[idx]++;
+    *hp = h;
+    return ev;
+}
+
+static inline __attribute__((always_inline)) void cs_fast_publish(struct cs_thread *t, uint64_t h)
+{
+    atomic_store_explicit(&t->ring->head, h + 1, memory_order_release);
+    __atomic_store_n(&t->gate, 0, __ATOMIC_RELAXED);
+}
+
+/* A kernel launch on the fast path: recorded as any call, with its function and stream; its
+ * geometry only when it fails (cs_fast_launch_failed), from what cs_fast_launch_args kept. */
+static inline __attribute__((always_inline)) void cs_fast_launch_args(struct cs_thread *t, void *f, uint32_t gx, uint32_t gy, uint32_t gz,
+                                       uint32_t bx, uint32_t by)
+{
+    t->launch_f = f;
+    t->launch_grid[0] = gx, t->launch_grid[1] = gy, t->launch_grid[2] = gz;
+    t->launch_block[0] = bx, t->launch_block[1] = by;
+}
+
+static inline __attribute__((always_inline)) void cs_fast_launch_record(struct cs_thread *t, struct cs_event *ev, void *stream)
+{
+    ev->arg = (uint64_t)(uintptr_t)t->launch_f;
+    ev->stream = (uint64_t)(uintptr_t)stream;
+    ev->w_launch = (uint64_t)CS_LAUNCH_KERNEL << 16;
+}
+
+void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz, uint32_t shmem);
 
 #define CS_API_DECL(a) extern struct cs_api cs_api_##a; const char *cs_##a##_result_name(int32_t r);
 CS_API_LIST(CS_API_DECL)

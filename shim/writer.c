@@ -469,7 +469,7 @@ static int drain(void)
             if (sizeof buf - len < 1024) { cs_write_line(buf, len); len = 0; }
             struct cs_api *api = cs_api_of(ev->api);
             char extra[600];
-            int elen = api && ev->arg && cs_writer_hooks.extra ? cs_writer_hooks.extra(t, ev, extra, sizeof extra) : 0;
+            int elen = api && ev->kind && cs_writer_hooks.extra ? cs_writer_hooks.extra(t, ev, extra, sizeof extra) : 0;
             if (api) len += cs_format_event(buf + len, sizeof buf - len, api, ev, t->tid, extra, elen);
             any = 1;
         }

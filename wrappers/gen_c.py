@@ -83,7 +83,8 @@ def gen_api(api, base):
          " * name (reached by linking or a global lookup), and hidden copies handed out by the",
          " * dlsym hook and by cuGetProcAddress, so that a trace says how each call arrived.",
          " * Types are reduced to their calling-convention class, so no toolkit header is needed. */",
-         '#include "../../shim/wrap.h"', '#include "%s_api.h"' % api, "", blob_decls(blobs(rows))]
+         '#include "../../shim/wrap.h"', '#include "%s_api.h"' % api, "", blob_decls(blobs(rows)),
+         "static void *_Atomic real_fns[%d];" % len(rows)]
     for r in rows:
         fl, n, ret = r["flags"], r["name"], r["ret"]
         idx = "CS_%s_%s" % (up, n)
@@ -103,6 +104,10 @@ def gen_api(api, base):
                 c.append(proto(r, v + n) + ";")
             continue
         retv = "(uint32_t)r" if status else "0"
+        # The fast path: a status-returning call with no hook (or a launch whose hook the fast path
+        # does itself), neither key nor synchronising. Library calls are watched by the hang
+        # watchdog (their entry time), so they take it only while the watchdog is off.
+        fast = status and not ("key" in fl or "sync" in fl) and (not hook or fl.get("fast") == "launch")
         wargs = ", ".join(["uint8_t via", "void *realp"] + ["%s %s" % (ctype(a), pn) for a, pn in r["params"]])
         c.append("static __attribute__((noinline)) %s cs_w_%s(%s)" % (ctype(ret), n, wargs))
         c.append("{")
@@ -130,9 +135,14 @@ def gen_api(api, base):
         c.append("}")
         real = "cs_real(&cs_api_%s, %s)" % (api, idx)
         tail = ", " + args if args else ""
-        c.append("%s { return cs_w_%s(CS_VIA_LINKED, %s%s); }" % (proto(r, n, "static "), n, real, tail))
-        c.append("%s { return cs_w_%s(CS_VIA_DLSYM, %s%s); }" % (proto(r, "cs_d_" + n, "static "), n, real, tail))
-        c.append("%s { return cs_w_%s(CS_VIA_PROCADDR, %s%s); }" % (proto(r, "cs_g_" + n, "static "), n, real, tail))
+        if fast:
+            c += fast_body(api, r, idx, args, ptypes, tail)
+            c.append("%s { cs_via = CS_VIA_DLSYM; return %s(%s); }" % (proto(r, "cs_d_" + n, "static "), n, args))
+            c.append("%s { cs_via = CS_VIA_PROCADDR; return %s(%s); }" % (proto(r, "cs_g_" + n, "static "), n, args))
+        else:
+            c.append("%s { return cs_w_%s(CS_VIA_LINKED, %s%s); }" % (proto(r, n, "static "), n, real, tail))
+            c.append("%s { return cs_w_%s(CS_VIA_DLSYM, %s%s); }" % (proto(r, "cs_d_" + n, "static "), n, real, tail))
+            c.append("%s { return cs_w_%s(CS_VIA_PROCADDR, %s%s); }" % (proto(r, "cs_g_" + n, "static "), n, real, tail))
         for node in VERSION_NODES.get(api, [])[1:]:
             # An older major's versioned name (cudnnCreate@libcudnn.so.8) calls that major's library,
             # even when the newer one is loaded too (two frameworks in one process). A separate
@@ -163,7 +173,6 @@ def gen_api(api, base):
     if nodes:
         c.append("static const struct cs_node nodes[] = {")
         c += ['    { "%s", via_linked_v%s },' % (node, node.rsplit(".", 1)[1]) for node in nodes] + ["};"]
-    c.append("static void *_Atomic real_fns[%d];" % len(rows))
     c.append("struct cs_api cs_api_%s = {" % api)
     c.append('    .name = "%s", .soname = "%s", .base = CS_%s_BASE, .count = CS_%s_COUNT,' %
              (api, SONAMES[api], up, up))
@@ -174,6 +183,37 @@ def gen_api(api, base):
     c.append("};")
     open(os.path.join(HERE, "gen", api + "_wrappers.c"), "w").write("\n".join(c) + "\n")
     return rows
+
+
+def fast_body(api, r, idx, args, ptypes, tail):
+    """The linked entry point of a fast-path function: the dlsym and cuGetProcAddress entry
+    points set cs_via and jump here; anything unusual goes to the full body (cs_w_)."""
+    n, ret = r["name"], ctype(r["ret"])
+    gate = "CS_GATE_ALL" if api != "cuda" else "CS_GATE_UNWATCHED"
+    c = ["static __attribute__((noinline, cold)) %s { return cs_w_%s(cs_take_via(), cs_real(&cs_api_%s, %s)%s); }"
+         % (proto(r, "cs_s_" + n), n, api, idx, tail),
+         "%s" % proto(r, n, "static "), "{",
+         "    typedef %s (*fn_t)(%s);" % (ret, ptypes),
+         "    struct cs_thread *t = cs_tls;",
+         "    fn_t real = (fn_t)atomic_load_explicit(&real_fns[%s - CS_%s_BASE], memory_order_relaxed);" % (idx, api.upper()),
+         "    if (cs_unlikely(t->gate & %s)) return cs_s_%s(%s);" % (gate, n, args),
+         "    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_%s(%s);" % (n, args),
+         "    uint8_t cs_from = cs_take_via();"]
+    launch = r["flags"].get("fast") == "launch"
+    p = [pn for _, pn in r["params"]]  # a launch: f, grid x/y/z, block x/y/z, shared memory, stream, ...
+    if launch:
+        c.append("    cs_fast_launch_args(t, %s);" % ", ".join(p[0:6]))
+    c += ["    cs_fast_enter(t, %s);" % idx,
+          "    %s r = real(%s);" % (ret, args),
+          "    uint64_t cs_h;",
+          "    struct cs_event *ev = cs_fast_record(t, %s, cs_from, (uint32_t)r, &cs_h);" % idx]
+    if launch:
+        c += ["    cs_fast_launch_record(t, ev, %s);" % p[8],
+              "    if (cs_unlikely(r)) cs_fast_launch_failed(t, ev, %s, %s);" % (p[6], p[7])]
+    c += ["    if (cs_unlikely(r)) return (%s)cs_fast_failed(t, &cs_api_%s, ev, 0);" % (ret, api),
+          "    cs_fast_publish(t, cs_h);"]
+    c += ["    return r;", "}"]
+    return c
 
 
 RESULT_DEFINES = []  # "#define CS_<NAME> <value>" for every status of every API

@@ -38,7 +38,9 @@ done
 # time on a virtual machine): the inclusive cost of the benchmark's calling loop on its own
 # thread, at two burst lengths, so the first call's set-up cancels out. The scanner's and the
 # ALL-mode writer's threads are not the call's cost on the calling thread.
-if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
+if [ "${BENCH_QUICK:-0}" = 1 ] && [ "${BENCH_CALLGRIND:-0}" != 1 ]; then
+    echo "callgrind: skipped in the quick run (make bench counts instructions)"
+elif command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
     ir() {  # instructions in the calling loop of ./bench burst N, with the VAR=VALUE settings given
         local n=$1; shift
         rm -f "$TMP"/cg.out*

@@ -8,6 +8,7 @@
 #include "cublasLt_api.h"
 
 
+static void *_Atomic real_fns[49];
 void cs_hook_cublasLtCreate(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtCreate(uint8_t via, void *realp, void * lightHandle)
 {
@@ -56,9 +57,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
-static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
-static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+static uint32_t cublasLtDestroy(void * lightHandle)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtDestroy(lightHandle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtDestroy(lightHandle);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtDestroy);
+    uint32_t r = real(lightHandle);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { cs_via = CS_VIA_DLSYM; return cublasLtDestroy(lightHandle); }
+static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { cs_via = CS_VIA_PROCADDR; return cublasLtDestroy(lightHandle); }
 static uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
 {
     static void *_Atomic slot;
@@ -86,9 +103,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
-static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+static uint32_t cublasLtEmulationDescCreate(void * emulationDesc)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescCreate(emulationDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescCreate(emulationDesc);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescCreate);
+    uint32_t r = real(emulationDesc);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescCreate, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescCreate(emulationDesc); }
+static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescCreate(emulationDesc); }
 static uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
 {
     static void *_Atomic slot;
@@ -116,9 +149,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
-static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+static uint32_t cublasLtEmulationDescDestroy(void * emulationDesc)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescDestroy(emulationDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescDestroy(emulationDesc);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescDestroy);
+    uint32_t r = real(emulationDesc);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescDestroy(emulationDesc); }
+static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescDestroy(emulationDesc); }
 static uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
 {
     static void *_Atomic slot;
@@ -146,9 +195,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescGetAttribute);
+    uint32_t r = real(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -176,9 +241,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescInit_interna
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
-static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
-static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+static uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescInit_internal(emulationDesc, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescInit_internal(emulationDesc, size);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescInit_internal);
+    uint32_t r = real(emulationDesc, size);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescInit_internal, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescInit_internal(emulationDesc, size); }
+static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescInit_internal(emulationDesc, size); }
 static uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
 {
     static void *_Atomic slot;
@@ -206,9 +287,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescSetAttribute);
+    uint32_t r = real(emulationDesc, attr, buf, sizeInBytes);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -388,9 +485,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacit
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
-static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+static uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheGetCapacity(capacity);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheGetCapacity(capacity);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity);
+    uint32_t r = real(capacity);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { cs_via = CS_VIA_DLSYM; return cublasLtHeuristicsCacheGetCapacity(capacity); }
+static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { cs_via = CS_VIA_PROCADDR; return cublasLtHeuristicsCacheGetCapacity(capacity); }
 static uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
 {
     static void *_Atomic slot;
@@ -418,9 +531,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacit
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
-static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+static uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+{
+    typedef uint32_t (*fn_t)(uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheSetCapacity(capacity);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheSetCapacity(capacity);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity);
+    uint32_t r = real(capacity);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { cs_via = CS_VIA_DLSYM; return cublasLtHeuristicsCacheSetCapacity(capacity); }
+static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { cs_via = CS_VIA_PROCADDR; return cublasLtHeuristicsCacheSetCapacity(capacity); }
 static uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
 {
     static void *_Atomic slot;
@@ -448,9 +577,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
-static uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
-static uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+static uint32_t cublasLtLoggerForceDisable(void)
+{
+    typedef uint32_t (*fn_t)(void);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerForceDisable - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerForceDisable();
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerForceDisable();
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerForceDisable);
+    uint32_t r = real();
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerForceDisable, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtLoggerForceDisable(void) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerForceDisable(); }
+static uint32_t cs_g_cublasLtLoggerForceDisable(void) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerForceDisable(); }
 static uint32_t cs_v12_cublasLtLoggerForceDisable(void)
 {
     static void *_Atomic slot;
@@ -478,9 +623,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
-static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
-static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+static uint32_t cublasLtLoggerOpenFile(void * logFile)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerOpenFile - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerOpenFile(logFile);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerOpenFile(logFile);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerOpenFile);
+    uint32_t r = real(logFile);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerOpenFile, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerOpenFile(logFile); }
+static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerOpenFile(logFile); }
 static uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
 {
     static void *_Atomic slot;
@@ -508,9 +669,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
-static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
-static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+static uint32_t cublasLtLoggerSetCallback(void * callback)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetCallback - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetCallback(callback);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetCallback(callback);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetCallback);
+    uint32_t r = real(callback);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetCallback, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetCallback(callback); }
+static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetCallback(callback); }
 static uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
 {
     static void *_Atomic slot;
@@ -538,9 +715,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
-static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
-static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+static uint32_t cublasLtLoggerSetFile(void * file)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetFile - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetFile(file);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetFile(file);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetFile);
+    uint32_t r = real(file);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetFile, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetFile(file); }
+static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetFile(file); }
 static uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
 {
     static void *_Atomic slot;
@@ -568,9 +761,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
-static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
-static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+static uint32_t cublasLtLoggerSetLevel(int32_t level)
+{
+    typedef uint32_t (*fn_t)(int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetLevel - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetLevel(level);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetLevel(level);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetLevel);
+    uint32_t r = real(level);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetLevel, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetLevel(level); }
+static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetLevel(level); }
 static uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
 {
     static void *_Atomic slot;
@@ -598,9 +807,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
-static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
-static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+static uint32_t cublasLtLoggerSetMask(int32_t mask)
+{
+    typedef uint32_t (*fn_t)(int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetMask - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetMask(mask);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetMask(mask);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetMask);
+    uint32_t r = real(mask);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetMask, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetMask(mask); }
+static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetMask(mask); }
 static uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
 {
     static void *_Atomic slot;
@@ -628,9 +853,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmul - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmul);
+    uint32_t r = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmul, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { cs_via = CS_VIA_DLSYM; return cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
@@ -658,9 +899,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute);
+    uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -688,9 +945,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t v
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+{
+    typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoCheck - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoCheck);
+    uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCheck, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 static uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     static void *_Atomic slot;
@@ -718,9 +991,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttrib
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute);
+    uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -748,9 +1037,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttrib
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute);
+    uint32_t r = real(algo, attr, buf, sizeInBytes);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -778,9 +1083,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(ui
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+{
+    typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic);
+    uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
@@ -808,9 +1129,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoGetIds - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoGetIds);
+    uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 static uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
@@ -838,9 +1175,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoInit - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoInit);
+    uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoInit, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 static uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     static void *_Atomic slot;
@@ -868,9 +1221,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescCreate);
+    uint32_t r = real(matmulDesc, computeType, scaleType);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescCreate, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType); }
 static uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -898,9 +1267,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescDestroy(matmulDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescDestroy(matmulDesc);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescDestroy);
+    uint32_t r = real(matmulDesc);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescDestroy(matmulDesc); }
+static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescDestroy(matmulDesc); }
 static uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
@@ -928,9 +1313,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(ui
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescGetAttribute);
+    uint32_t r = real(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -958,9 +1359,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(u
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal);
+    uint32_t r = real(matmulDesc, size, computeType, scaleType);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType); }
 static uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -988,9 +1405,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(ui
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute);
+    uint32_t r = real(matmulDesc, attr, buf, sizeInBytes);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1018,9 +1451,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(ui
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
-static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+static uint32_t cublasLtMatmulPreferenceCreate(void * pref)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceCreate(pref);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceCreate(pref);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceCreate);
+    uint32_t r = real(pref);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceCreate(pref); }
+static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceCreate(pref); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
 {
     static void *_Atomic slot;
@@ -1048,9 +1497,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(u
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
-static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+static uint32_t cublasLtMatmulPreferenceDestroy(void * pref)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceDestroy(pref);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceDestroy(pref);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy);
+    uint32_t r = real(pref);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceDestroy(pref); }
+static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceDestroy(pref); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
 {
     static void *_Atomic slot;
@@ -1078,9 +1543,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttrib
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute);
+    uint32_t r = real(pref, attr, buf, sizeInBytes, sizeWritten);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1108,9 +1589,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_inte
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
-static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
-static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+static uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceInit_internal(pref, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceInit_internal(pref, size);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal);
+    uint32_t r = real(pref, size);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceInit_internal(pref, size); }
+static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceInit_internal(pref, size); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
 {
     static void *_Atomic slot;
@@ -1138,9 +1635,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttrib
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute);
+    uint32_t r = real(pref, attr, buf, sizeInBytes);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1168,9 +1681,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t, uint64_t, int64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate);
+    uint32_t r = real(matLayout, type, rows, cols, ld);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld); }
 static uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -1198,9 +1727,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutDestroy(matLayout);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutDestroy(matLayout);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy);
+    uint32_t r = real(matLayout);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutDestroy(matLayout); }
+static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutDestroy(matLayout); }
 static uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
@@ -1228,9 +1773,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute);
+    uint32_t r = real(matLayout, attr, buf, sizeInBytes, sizeWritten);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1258,9 +1819,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal);
+    uint32_t r = real(matLayout, size, type, rows, cols, ld);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld); }
 static uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -1288,9 +1865,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute);
+    uint32_t r = real(matLayout, attr, buf, sizeInBytes);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1318,9 +1911,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t v
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransform - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransform);
+    uint32_t r = real(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransform, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 static uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     static void *_Atomic slot;
@@ -1348,9 +1957,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
-static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+static uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescCreate(transformDesc, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescCreate(transformDesc, scaleType);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescCreate);
+    uint32_t r = real(transformDesc, scaleType);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescCreate(transformDesc, scaleType); }
+static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescCreate(transformDesc, scaleType); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1378,9 +2003,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescDestro
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
-static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
-static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+static uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescDestroy(transformDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescDestroy(transformDesc);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy);
+    uint32_t r = real(transformDesc);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescDestroy(transformDesc); }
+static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescDestroy(transformDesc); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
 {
     static void *_Atomic slot;
@@ -1408,9 +2049,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAtt
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute);
+    uint32_t r = real(transformDesc, attr, buf, sizeInBytes, sizeWritten);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1438,9 +2095,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_i
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
-static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+static uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal);
+    uint32_t r = real(transformDesc, size, scaleType);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType); }
+static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1468,9 +2141,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAtt
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+{
+    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute);
+    uint32_t r = real(transformDesc, attr, buf, sizeInBytes);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1843,7 +2532,6 @@ static const struct cs_node nodes[] = {
     { "libcublasLt.so.12", via_linked_v12 },
     { "libcublasLt.so.11", via_linked_v11 },
 };
-static void *_Atomic real_fns[49];
 struct cs_api cs_api_cublasLt = {
     .name = "cublasLt", .soname = "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11", .base = CS_CUBLASLT_BASE, .count = CS_CUBLASLT_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },

@@ -9,6 +9,7 @@
 
 struct cs_blob_128_1 { unsigned char b[128]; } __attribute__((aligned(1)));
 
+static void *_Atomic real_fns[80];
 void cs_hook_ncclAllGather(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclAllGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
 {
@@ -69,9 +70,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAlltoAll(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclAlltoAll - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclAlltoAll);
+    uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclAlltoAll, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -89,9 +106,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclBcast - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclBcast(buff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclBcast(buff, count, datatype, root, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclBcast);
+    uint32_t r = real(buff, count, datatype, root, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclBcast, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclBcast(buff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclBcast(buff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -153,9 +186,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCount(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
-static uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
-static uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+static uint32_t ncclCommCount(void * comm, void * count)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommCount - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCount(comm, count);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCount(comm, count);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommCount);
+    uint32_t r = real(comm, count);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCount, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommCount(void * comm, void * count) { cs_via = CS_VIA_DLSYM; return ncclCommCount(comm, count); }
+static uint32_t cs_g_ncclCommCount(void * comm, void * count) { cs_via = CS_VIA_PROCADDR; return ncclCommCount(comm, count); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
@@ -173,9 +222,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
-static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
-static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+static uint32_t ncclCommCuDevice(void * comm, void * device)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommCuDevice - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCuDevice(comm, device);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCuDevice(comm, device);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommCuDevice);
+    uint32_t r = real(comm, device);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCuDevice, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_DLSYM; return ncclCommCuDevice(comm, device); }
+static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_PROCADDR; return ncclCommCuDevice(comm, device); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
@@ -193,9 +258,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
-static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
-static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+static uint32_t ncclCommDeregister(void * comm, void * handle)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommDeregister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommDeregister(comm, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommDeregister(comm, handle);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommDeregister);
+    uint32_t r = real(comm, handle);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommDeregister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_DLSYM; return ncclCommDeregister(comm, handle); }
+static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_PROCADDR; return ncclCommDeregister(comm, handle); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void *realp, void * comm)
@@ -361,9 +442,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRegister(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
-static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
-static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+static uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommRegister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRegister(comm, buff, size, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRegister(comm, buff, size, handle);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommRegister);
+    uint32_t r = real(comm, buff, size, handle);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRegister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_DLSYM; return ncclCommRegister(comm, buff, size, handle); }
+static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_PROCADDR; return ncclCommRegister(comm, buff, size, handle); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
@@ -381,9 +478,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
-static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
-static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+static uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags)
+{
+    typedef uint32_t (*fn_t)(void *, int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommRevoke - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRevoke(comm, revokeFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRevoke(comm, revokeFlags);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommRevoke);
+    uint32_t r = real(comm, revokeFlags);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRevoke, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_DLSYM; return ncclCommRevoke(comm, revokeFlags); }
+static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_PROCADDR; return ncclCommRevoke(comm, revokeFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -401,9 +514,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
+{
+    typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommShrink - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommShrink);
+    uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommShrink, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_DLSYM; return ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_PROCADDR; return ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
@@ -443,9 +572,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommUserRank(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
-static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
-static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+static uint32_t ncclCommUserRank(void * comm, void * rank)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommUserRank - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommUserRank(comm, rank);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommUserRank(comm, rank);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommUserRank);
+    uint32_t r = real(comm, rank);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommUserRank, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_DLSYM; return ncclCommUserRank(comm, rank); }
+static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_PROCADDR; return ncclCommUserRank(comm, rank); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
@@ -463,9 +608,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
-static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
-static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+static uint32_t ncclCommWindowDeregister(void * comm, void * win)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommWindowDeregister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowDeregister(comm, win);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowDeregister(comm, win);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommWindowDeregister);
+    uint32_t r = real(comm, win);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowDeregister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_DLSYM; return ncclCommWindowDeregister(comm, win); }
+static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_PROCADDR; return ncclCommWindowDeregister(comm, win); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -483,9 +644,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
-static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
-static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommWindowRegister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowRegister(comm, buff, size, win, winFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowRegister(comm, buff, size, win, winFlags);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclCommWindowRegister);
+    uint32_t r = real(comm, buff, size, win, winFlags);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowRegister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_DLSYM; return ncclCommWindowRegister(comm, buff, size, win, winFlags); }
+static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_PROCADDR; return ncclCommWindowRegister(comm, buff, size, win, winFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -503,9 +680,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGather - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclGather);
+    uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGather, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 static __attribute__((noinline)) void * cs_w_ncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
@@ -583,9 +776,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGetVersion(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
-static uint32_t cs_d_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
-static uint32_t cs_g_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+static uint32_t ncclGetVersion(void * version)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGetVersion - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGetVersion(version);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGetVersion(version);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclGetVersion);
+    uint32_t r = real(version);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGetVersion, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclGetVersion(void * version) { cs_via = CS_VIA_DLSYM; return ncclGetVersion(version); }
+static uint32_t cs_g_ncclGetVersion(void * version) { cs_via = CS_VIA_PROCADDR; return ncclGetVersion(version); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *realp)
 {
@@ -603,9 +812,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
-static uint32_t cs_d_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
-static uint32_t cs_g_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+static uint32_t ncclGroupEnd(void)
+{
+    typedef uint32_t (*fn_t)(void);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupEnd - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupEnd();
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupEnd();
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclGroupEnd);
+    uint32_t r = real();
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupEnd, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclGroupEnd(void) { cs_via = CS_VIA_DLSYM; return ncclGroupEnd(); }
+static uint32_t cs_g_ncclGroupEnd(void) { cs_via = CS_VIA_PROCADDR; return ncclGroupEnd(); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
@@ -623,9 +848,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
-static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
-static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+static uint32_t ncclGroupSimulateEnd(void * simInfo)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupSimulateEnd - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupSimulateEnd(simInfo);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupSimulateEnd(simInfo);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclGroupSimulateEnd);
+    uint32_t r = real(simInfo);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupSimulateEnd, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_DLSYM; return ncclGroupSimulateEnd(simInfo); }
+static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_PROCADDR; return ncclGroupSimulateEnd(simInfo); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void *realp)
 {
@@ -643,9 +884,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
-static uint32_t cs_d_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
-static uint32_t cs_g_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupStart(void) { return cs_w_ncclGroupStart(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+static uint32_t ncclGroupStart(void)
+{
+    typedef uint32_t (*fn_t)(void);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupStart - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupStart();
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupStart();
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclGroupStart);
+    uint32_t r = real();
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupStart, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclGroupStart(void) { cs_via = CS_VIA_DLSYM; return ncclGroupStart(); }
+static uint32_t cs_g_ncclGroupStart(void) { cs_via = CS_VIA_PROCADDR; return ncclGroupStart(); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
@@ -663,9 +920,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
-static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
-static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+static uint32_t ncclMemAlloc(void * ptr, uint64_t size)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclMemAlloc - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemAlloc(ptr, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemAlloc(ptr, size);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclMemAlloc);
+    uint32_t r = real(ptr, size);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemAlloc, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_DLSYM; return ncclMemAlloc(ptr, size); }
+static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_PROCADDR; return ncclMemAlloc(ptr, size); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *realp, void * ptr)
 {
@@ -683,9 +956,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
-static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
-static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+static uint32_t ncclMemFree(void * ptr)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclMemFree - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemFree(ptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemFree(ptr);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclMemFree);
+    uint32_t r = real(ptr);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemFree, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclMemFree(void * ptr) { cs_via = CS_VIA_DLSYM; return ncclMemFree(ptr); }
+static uint32_t cs_g_ncclMemFree(void * ptr) { cs_via = CS_VIA_PROCADDR; return ncclMemFree(ptr); }
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -725,9 +1014,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpCreatePreMulSum(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
-static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclRedOpCreatePreMulSum - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclRedOpCreatePreMulSum);
+    uint32_t r = real(op, scalar, datatype, residence, comm);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpCreatePreMulSum, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_DLSYM; return ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
+static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_PROCADDR; return ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
@@ -745,9 +1050,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
-static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
-static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+static uint32_t ncclRedOpDestroy(uint32_t op, void * comm)
+{
+    typedef uint32_t (*fn_t)(uint32_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclRedOpDestroy - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpDestroy(op, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpDestroy(op, comm);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclRedOpDestroy);
+    uint32_t r = real(op, comm);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_DLSYM; return ncclRedOpDestroy(op, comm); }
+static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_PROCADDR; return ncclRedOpDestroy(op, comm); }
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
@@ -809,9 +1130,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclScatter(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclScatter - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_ncclScatter);
+    uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclScatter, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -895,9 +1232,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAlltoAll(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclAlltoAll - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclAlltoAll);
+    uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclAlltoAll, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -915,9 +1268,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+static uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclBcast - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclBcast(buff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclBcast(buff, count, datatype, root, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclBcast);
+    uint32_t r = real(buff, count, datatype, root, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclBcast, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclBcast(buff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclBcast(buff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -979,9 +1348,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCount(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
-static uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
-static uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+static uint32_t pncclCommCount(void * comm, void * count)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommCount - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCount(comm, count);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCount(comm, count);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommCount);
+    uint32_t r = real(comm, count);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCount, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommCount(void * comm, void * count) { cs_via = CS_VIA_DLSYM; return pncclCommCount(comm, count); }
+static uint32_t cs_g_pncclCommCount(void * comm, void * count) { cs_via = CS_VIA_PROCADDR; return pncclCommCount(comm, count); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
@@ -999,9 +1384,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
-static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
-static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+static uint32_t pncclCommCuDevice(void * comm, void * device)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommCuDevice - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCuDevice(comm, device);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCuDevice(comm, device);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommCuDevice);
+    uint32_t r = real(comm, device);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCuDevice, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_DLSYM; return pncclCommCuDevice(comm, device); }
+static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_PROCADDR; return pncclCommCuDevice(comm, device); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
@@ -1019,9 +1420,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
-static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
-static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+static uint32_t pncclCommDeregister(void * comm, void * handle)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommDeregister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommDeregister(comm, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommDeregister(comm, handle);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommDeregister);
+    uint32_t r = real(comm, handle);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommDeregister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_DLSYM; return pncclCommDeregister(comm, handle); }
+static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_PROCADDR; return pncclCommDeregister(comm, handle); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, void *realp, void * comm)
@@ -1187,9 +1604,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRegister(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
-static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
-static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+static uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommRegister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRegister(comm, buff, size, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRegister(comm, buff, size, handle);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommRegister);
+    uint32_t r = real(comm, buff, size, handle);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRegister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_DLSYM; return pncclCommRegister(comm, buff, size, handle); }
+static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_PROCADDR; return pncclCommRegister(comm, buff, size, handle); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
@@ -1207,9 +1640,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
-static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
-static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+static uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags)
+{
+    typedef uint32_t (*fn_t)(void *, int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommRevoke - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRevoke(comm, revokeFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRevoke(comm, revokeFlags);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommRevoke);
+    uint32_t r = real(comm, revokeFlags);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRevoke, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_DLSYM; return pncclCommRevoke(comm, revokeFlags); }
+static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_PROCADDR; return pncclCommRevoke(comm, revokeFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -1227,9 +1676,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
+{
+    typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommShrink - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommShrink);
+    uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommShrink, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_DLSYM; return pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_PROCADDR; return pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
@@ -1269,9 +1734,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommUserRank(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
-static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
-static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+static uint32_t pncclCommUserRank(void * comm, void * rank)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommUserRank - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommUserRank(comm, rank);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommUserRank(comm, rank);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommUserRank);
+    uint32_t r = real(comm, rank);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommUserRank, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_DLSYM; return pncclCommUserRank(comm, rank); }
+static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_PROCADDR; return pncclCommUserRank(comm, rank); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
@@ -1289,9 +1770,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
-static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
-static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+static uint32_t pncclCommWindowDeregister(void * comm, void * win)
+{
+    typedef uint32_t (*fn_t)(void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommWindowDeregister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowDeregister(comm, win);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowDeregister(comm, win);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommWindowDeregister);
+    uint32_t r = real(comm, win);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowDeregister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_DLSYM; return pncclCommWindowDeregister(comm, win); }
+static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_PROCADDR; return pncclCommWindowDeregister(comm, win); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -1309,9 +1806,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t v
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
-static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
-static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommWindowRegister - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowRegister(comm, buff, size, win, winFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowRegister(comm, buff, size, win, winFlags);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclCommWindowRegister);
+    uint32_t r = real(comm, buff, size, win, winFlags);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowRegister, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_DLSYM; return pncclCommWindowRegister(comm, buff, size, win, winFlags); }
+static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_PROCADDR; return pncclCommWindowRegister(comm, buff, size, win, winFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1329,9 +1842,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGather - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclGather);
+    uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGather, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 static __attribute__((noinline)) void * cs_w_pncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
@@ -1409,9 +1938,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGetVersion(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
-static uint32_t cs_d_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
-static uint32_t cs_g_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+static uint32_t pncclGetVersion(void * version)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGetVersion - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGetVersion(version);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGetVersion(version);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclGetVersion);
+    uint32_t r = real(version);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGetVersion, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclGetVersion(void * version) { cs_via = CS_VIA_DLSYM; return pncclGetVersion(version); }
+static uint32_t cs_g_pncclGetVersion(void * version) { cs_via = CS_VIA_PROCADDR; return pncclGetVersion(version); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *realp)
 {
@@ -1429,9 +1974,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
-static uint32_t cs_d_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
-static uint32_t cs_g_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+static uint32_t pncclGroupEnd(void)
+{
+    typedef uint32_t (*fn_t)(void);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupEnd - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupEnd();
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupEnd();
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclGroupEnd);
+    uint32_t r = real();
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupEnd, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclGroupEnd(void) { cs_via = CS_VIA_DLSYM; return pncclGroupEnd(); }
+static uint32_t cs_g_pncclGroupEnd(void) { cs_via = CS_VIA_PROCADDR; return pncclGroupEnd(); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
@@ -1449,9 +2010,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
-static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
-static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+static uint32_t pncclGroupSimulateEnd(void * simInfo)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupSimulateEnd - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupSimulateEnd(simInfo);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupSimulateEnd(simInfo);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclGroupSimulateEnd);
+    uint32_t r = real(simInfo);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupSimulateEnd, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_DLSYM; return pncclGroupSimulateEnd(simInfo); }
+static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_PROCADDR; return pncclGroupSimulateEnd(simInfo); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void *realp)
 {
@@ -1469,9 +2046,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
-static uint32_t cs_d_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
-static uint32_t cs_g_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupStart(void) { return cs_w_pncclGroupStart(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+static uint32_t pncclGroupStart(void)
+{
+    typedef uint32_t (*fn_t)(void);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupStart - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupStart();
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupStart();
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclGroupStart);
+    uint32_t r = real();
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupStart, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclGroupStart(void) { cs_via = CS_VIA_DLSYM; return pncclGroupStart(); }
+static uint32_t cs_g_pncclGroupStart(void) { cs_via = CS_VIA_PROCADDR; return pncclGroupStart(); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
@@ -1489,9 +2082,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
-static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
-static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+static uint32_t pncclMemAlloc(void * ptr, uint64_t size)
+{
+    typedef uint32_t (*fn_t)(void *, uint64_t);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclMemAlloc - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemAlloc(ptr, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemAlloc(ptr, size);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclMemAlloc);
+    uint32_t r = real(ptr, size);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemAlloc, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_DLSYM; return pncclMemAlloc(ptr, size); }
+static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_PROCADDR; return pncclMemAlloc(ptr, size); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *realp, void * ptr)
 {
@@ -1509,9 +2118,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
-static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
-static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+static uint32_t pncclMemFree(void * ptr)
+{
+    typedef uint32_t (*fn_t)(void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclMemFree - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemFree(ptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemFree(ptr);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclMemFree);
+    uint32_t r = real(ptr);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemFree, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclMemFree(void * ptr) { cs_via = CS_VIA_DLSYM; return pncclMemFree(ptr); }
+static uint32_t cs_g_pncclMemFree(void * ptr) { cs_via = CS_VIA_PROCADDR; return pncclMemFree(ptr); }
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -1551,9 +2176,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpCreatePreMulSum(uint8_t
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
-static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclRedOpCreatePreMulSum - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclRedOpCreatePreMulSum);
+    uint32_t r = real(op, scalar, datatype, residence, comm);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpCreatePreMulSum, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_DLSYM; return pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
+static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_PROCADDR; return pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
@@ -1571,9 +2212,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
-static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
-static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+static uint32_t pncclRedOpDestroy(uint32_t op, void * comm)
+{
+    typedef uint32_t (*fn_t)(uint32_t, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclRedOpDestroy - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpDestroy(op, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpDestroy(op, comm);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclRedOpDestroy);
+    uint32_t r = real(op, comm);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpDestroy, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_DLSYM; return pncclRedOpDestroy(op, comm); }
+static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_PROCADDR; return pncclRedOpDestroy(op, comm); }
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
@@ -1635,9 +2292,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclScatter(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+{
+    typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
+    struct cs_thread *t = cs_tls;
+    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclScatter - CS_NCCL_BASE], memory_order_relaxed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint8_t cs_from = cs_take_via();
+    cs_fast_enter(t, CS_NCCL_pncclScatter);
+    uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    uint64_t cs_h;
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclScatter, cs_from, (uint32_t)r, &cs_h);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    cs_fast_publish(t, cs_h);
+    return r;
+}
+static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -2071,7 +2744,6 @@ static void *const via_procaddr[] = {
     (void *)cs_g_pncclScatter,
     (void *)cs_g_pncclSend,
 };
-static void *_Atomic real_fns[80];
 struct cs_api cs_api_nccl = {
     .name = "nccl", .soname = "libnccl.so.2", .base = CS_NCCL_BASE, .count = CS_NCCL_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
