@@ -28,8 +28,9 @@ SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC)) $(patsubst %.S,$(BUILD)
 FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 
 # The cudashim command: the subcommands in tools/cli, plus the shim's pure parsers and tables.
-CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
-CLI_HDR := $(wildcard tools/cli/*.h) shim/findings_table.h shim/trace_records.h shim/fatbin.h shim/image_explain.h shim/reference_data.h
+CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c shim/nccl_names.c
+CLI_HDR := $(wildcard tools/cli/*.h) shim/findings_table.h shim/trace_records.h shim/fatbin.h shim/image_explain.h \
+           shim/reference_data.h shim/calls_format.h
 
 .PHONY: bench-cli all check check-real stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1

@@ -87,4 +87,11 @@ uint64_t cs_dur_to_ns(uint64_t ticks)
     return cs_clock_is_tsc ? (uint64_t)((double)ticks * atomic_load(&ns_per_tick)) : ticks;
 }
 
+void cs_clock_mapping(uint64_t *ticks0, uint64_t *ns_0, double *ns_per_tick_out)
+{
+    if (!cs_clock_is_tsc) { *ticks0 = 0, *ns_0 = 0, *ns_per_tick_out = 1.0; return; }
+    refine();
+    *ticks0 = tsc0, *ns_0 = ns0, *ns_per_tick_out = atomic_load(&ns_per_tick);
+}
+
 const char *cs_clock_name(void) { return cs_clock_is_tsc ? "tsc" : "clock_gettime"; }

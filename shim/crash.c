@@ -265,6 +265,7 @@ static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
         cs_put(&b, ",\"signal_name\":"); cs_put_str(&b, signal_name(sig)); cs_put(&b, "}\n");
     }
     cs_write_line(line_buf, b.len);
+    if (cs_cfg.trace_all) cs_calls_flush_all(0);  /* ALL mode: the calls up to the crash, from every ring */
 
     char msg[4400];
     struct cs_buf m = { msg, 0, sizeof msg - 1 };

@@ -405,6 +405,16 @@ void cs_kernel_name_cached(void *handle, char *out, size_t cap)
     else snprintf(out, cap, "%p", handle);
 }
 
+/* The name when the shim has seen it (never asks the driver), demangled; 0 when not known. */
+int cs_kernel_name_known(void *handle, char *out, size_t cap)
+{
+    char raw[256] = "";
+    lookup_function(handle, raw, sizeof raw, NULL);
+    if (!raw[0]) return 0;
+    demangle(raw, out, cap);
+    return 1;
+}
+
 int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **e, int *n)
 {
     char raw[256] = "";

@@ -17,6 +17,7 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
 int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap);
 void cs_put_launch(struct cs_thread *t, struct cs_event *ev);   /* cs_launch_extra into the call's fields */
 void cs_launch_failed(struct cs_thread *t, struct cs_event *ev);
+int cs_kernel_name_known(void *handle, char *out, size_t cap);
 /* Visit the launches still in every thread's side ring, newest first per thread; stop when visit
  * returns non-zero. Reads only: the watchdog uses it too. */
 void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_event *, void *), void *arg);

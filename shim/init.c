@@ -145,7 +145,8 @@ static void new_trace_part(void)
 /* Wired when the shim is loaded, before any call can reach a wrapper. */
 __attribute__((constructor)) static void wire(void)
 {
-    cs_writer_hooks = (struct cs_writer_hooks){ cs_nccl_version_if_loaded, new_trace_part, failed_call, cs_launch_extra };
+    cs_writer_hooks = (struct cs_writer_hooks){ cs_nccl_version_if_loaded, new_trace_part, failed_call };
+    cs_calls_hooks = (struct cs_calls_hooks){ cs_kernel_name_known, cs_trace_open };
     cs_thread_events = (struct cs_thread_events){ cs_init, first_call, cs_crash_thread_init, cs_crash_thread_exit };
 }
 

@@ -9,7 +9,7 @@
 
 #define CS_VERSION "0.1.0"
 #define CS_TRACE_FORMAT "cudashim-trace"
-#define CS_TRACE_VERSION 1
+#define CS_TRACE_VERSION 2
 
 /* config.c */
 enum cs_var_type { CS_BOOL, CS_STRING, CS_COUNT, CS_ENUM, CS_SECONDS, CS_BYTES };
@@ -43,6 +43,7 @@ void cs_clock_init(const char *mode);
 uint64_t cs_ticks_to_ns(uint64_t ticks);
 uint64_t cs_dur_to_ns(uint64_t ticks);
 const char *cs_clock_name(void);
+void cs_clock_mapping(uint64_t *ticks0, uint64_t *ns0, double *ns_per_tick);  /* as cs_ticks_to_ns converts */
 
 /* init.c: lazy, idempotent bootstrap */
 int cs_init(void);          /* 1 when ready */
@@ -105,7 +106,6 @@ struct cs_writer_hooks {
     int (*nccl_version)(void);  /* for the header: NCCL's version when it is already loaded */
     void (*new_part)(void);     /* the trace went on in a new file: what must be said again */
     void (*failed_call)(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);  /* before it is written */
-    int (*extra)(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap);  /* ALL mode: a call's hook fields */
 };
 extern struct cs_writer_hooks cs_writer_hooks;
 void cs_writer_start(void);
@@ -115,8 +115,19 @@ void cs_write_line(const char *line, size_t len);
 size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct cs_event *ev, int tid,
                        const char *extra, int extra_len);
 const char *cs_trace_path(void);
+void cs_trace_open(void);  /* create the trace now if it is not yet */
 void cs_trace_nccl_version(int v);  /* NCCL's version: in a "process" line unless the header had it */
 int cs_trace_complete(void);  /* open, and every line so far written */
+
+/* calls_file.c: ALL mode's events, raw, in the trace's binary companion */
+struct cs_calls_hooks {
+    int (*kernel_name)(void *f, char *out, size_t cap);  /* 1 when the function's name is known */
+    void (*open_trace)(void);                           /* the trace (and so this file) is wanted now */
+};
+extern struct cs_calls_hooks cs_calls_hooks;
+int cs_calls_open(const char *trace_path, char *name, size_t cap);  /* 1: open; name is its file name */
+void cs_calls_flush_all(int wait);
+void cs_calls_after_fork(void);
 
 /* json.c: bounded, allocation-free JSON text */
 struct cs_buf { char *p; size_t len, cap; };

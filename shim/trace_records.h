@@ -7,7 +7,7 @@
  * the version is added here and to the docs; removing or redefining one raises the version.
  * Included with CS_RECORD defined by the includer: no include guard. */
 CS_RECORD(header, "format version pid ppid forked_from host rank argv argv_truncated truncated system shim_version "
-                  "clock clock_source mode ring_size nccl_version start_unix_ns start_mono_ns env")
+                  "clock clock_source mode ring_size calls_file nccl_version start_unix_ns start_mono_ns env")
 CS_RECORD(call, "api lib via result result_name tid ts_ns dur_ns seq inside truncated "
                 "driver_version driver_cuda device name bytes count compute_capability attribute value uuid "
                 "symbol cuda_version flags status resolved caller note "

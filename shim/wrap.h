@@ -134,6 +134,8 @@ struct cs_thread {
     int tid;
     int lossless;                /* ALL mode: never overwrite unwritten events */
     int _Atomic dead;
+    int _Atomic flushing;        /* ALL mode: the ring's waiting events are being written */
+    void *flush_buf;             /* ALL mode: where they are gathered (calls_file.c) */
     uint64_t dropped;
     struct cs_event scratch;     /* target for a dropped event, so hooks can still write to it */
     struct cs_thread *next;      /* global list, never unlinked */
@@ -166,6 +168,7 @@ uint32_t cs_missing(struct cs_api *api, int idx, int via);
 void *cs_real_resolve(struct cs_api *api, int idx);
 void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
 uint64_t cs_ticks_slow(void);
+int cs_calls_make_room(struct cs_thread *t);  /* ALL mode, ring full: write it out; 0 when it cannot */
 uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int published);
 
 /* The per-thread state accessor of the full path: the only way a wrapper reaches thread state
@@ -244,8 +247,8 @@ static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api
     (void)api;
     cs_coarse_note(now, 0);
     t->calls[idx]++;
-    if (cs_unlikely(t->lossless) &&
-        h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
+    if (cs_unlikely(t->lossless) && h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask &&
+        !cs_calls_make_room(t)) {
         t->dropped++;
         ev = &t->scratch;
     } else {

@@ -1,6 +1,7 @@
 /* The trace file: naming, safe creation, the header, synchronous writes of failing and key
- * calls, and (ALL mode) a writer thread that drains the per-thread rings. Each line goes out
- * in one write() on an O_APPEND descriptor, so lines from different threads never interleave. */
+ * calls, and (ALL mode) a writer thread that writes the per-thread rings to the binary companion
+ * (calls_file.c). Each line goes out in one write() on an O_APPEND descriptor, so lines from
+ * different threads never interleave. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -34,13 +35,13 @@ static pthread_t writer_thread;
 static int _Atomic writer_running, writer_stop;
 static uint64_t _Atomic written_errors[CS_API_TOTAL], written_key[CS_API_TOTAL];
 uint64_t _Atomic cs_suppressed;
-int _Atomic cs_crash_active;  /* a crash record is being written (crash.c): nothing may load or lock */
 
 /* What the layers above add to the trace: init.c fills it in when the shim is loaded, so that
  * the writer calls nothing above it. */
 struct cs_writer_hooks cs_writer_hooks;
 
 static int _Atomic header_nccl;
+static char calls_name[512];  /* ALL mode: the binary companion's file name, for the header */
 
 const char *cs_trace_path(void) { return path; }
 
@@ -186,6 +187,7 @@ static void write_header(void)
     cs_put_str(&b, cs_clock_name());
     cs_put(&b, ",\"mode\":"); cs_put_str(&b, cs_cfg.trace_all ? "all" : "default");
     cs_put(&b, ",\"ring_size\":"); cs_put_u64(&b, cs_cfg.ring_size);
+    if (calls_name[0]) { cs_put(&b, ",\"calls_file\":"); cs_put_str(&b, calls_name); }
     int nccl = cs_writer_hooks.nccl_version ? cs_writer_hooks.nccl_version() : 0;
     atomic_store(&header_nccl, nccl != 0);
     if (nccl) { cs_put(&b, ",\"nccl_version\":"); cs_put_u64(&b, (uint64_t)nccl); }
@@ -294,6 +296,8 @@ static int ensure_open(void)
         struct stat st;
         if (fstat(fd, &st) == 0) trace_dev = st.st_dev, trace_ino = st.st_ino;
         trace_fd = fd;
+        calls_name[0] = 0;
+        if (cs_cfg.trace_all) cs_calls_open(path, calls_name, sizeof calls_name);
         write_header();
         atomic_store(&fd_state, 2);
         return 1;
@@ -302,6 +306,8 @@ static int ensure_open(void)
         ;
     return s == 2;
 }
+
+void cs_trace_open(void) { ensure_open(); }
 
 /* Once, on stderr: the trace is incomplete from here on, and why. */
 static void say_loss(const char *why)
@@ -452,33 +458,6 @@ uint32_t cs_missing(struct cs_api *api, int idx, int via)
     return 500;  /* CUDA_ERROR_NOT_FOUND */
 }
 
-/* ALL mode: drain every ring into a large buffer and write it in big pieces. */
-static int drain(void)
-{
-    static char buf[1 << 18];
-    size_t len = 0;
-    int any = 0;
-    for (struct cs_thread *t = cs_thread_list(); t; t = t->next) {
-        struct cs_ring *r = t->ring;
-        uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-        uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
-        if (h - i > r->mask + 1) i = h - r->mask - 1;  /* flight-recorder rings overwrite */
-        for (; i < h; i++) {
-            struct cs_event *ev = &r->ev[i & r->mask];
-            if (ev->flags & CS_EV_WRITTEN) continue;
-            if (sizeof buf - len < 1024) { cs_write_line(buf, len); len = 0; }
-            struct cs_api *api = cs_api_of(ev->api);
-            char extra[600];
-            int elen = api && ev->kind && cs_writer_hooks.extra ? cs_writer_hooks.extra(t, ev, extra, sizeof extra) : 0;
-            if (api) len += cs_format_event(buf + len, sizeof buf - len, api, ev, t->tid, extra, elen);
-            any = 1;
-        }
-        atomic_store_explicit(&r->tail, h, memory_order_release);
-    }
-    if (len) cs_write_line(buf, len);
-    return any;
-}
-
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -486,10 +465,9 @@ static void *writer_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     while (!atomic_load(&writer_stop)) {
-        if (!drain()) {
-            struct timespec ts = { 0, 2000000 };
-            nanosleep(&ts, NULL);
-        }
+        cs_calls_flush_all(0);
+        struct timespec ts = { 0, 50000000 };  /* the program's own threads write full rings themselves */
+        nanosleep(&ts, NULL);
     }
     return NULL;
 }
@@ -500,7 +478,7 @@ void cs_writer_start(void)
     if (cs_cfg.trace_all && atomic_compare_exchange_strong(&writer_running, &zero, 1)) {
         atomic_store(&writer_stop, 0);
         if (pthread_create(&writer_thread, NULL, writer_main, NULL))
-            atomic_store(&writer_running, 0);  /* the exit path drains instead */
+            atomic_store(&writer_running, 0);  /* the exit path writes the rings instead */
     }
 }
 
@@ -512,6 +490,7 @@ void cs_writer_after_fork(void)
     path[0] = 0;
     atomic_store(&fd_state, 0);
     atomic_store(&writer_running, 0);
+    cs_calls_after_fork();
     for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&written_errors[i], 0), atomic_store(&written_key[i], 0);
     atomic_store(&cs_suppressed, 0);
 }
@@ -523,5 +502,5 @@ void cs_writer_finish(void)
         pthread_join(writer_thread, NULL);
         atomic_store(&writer_running, 0);
     }
-    if (cs_cfg.trace_all) drain();
+    if (cs_cfg.trace_all) cs_calls_flush_all(1);
 }

@@ -6,6 +6,7 @@ case "$BUILD" in "$ROOT//"*) BUILD="${BUILD#$ROOT/}" ;; esac
 CUDA="${CUDA:-/usr/local/cuda}"
 CC="${CC:-gcc}"
 SHIM="$BUILD/libcudashim.so"
+export CS_CLI="$BUILD/cudashim"  # tests/trace_query.py reads ALL-mode traces through it
 FAKES="$BUILD/fakes"
 PRELOAD="$SHIM"
 ASAN_LIB=""   # the sanitizer runtime must come first in LD_PRELOAD

@@ -51,7 +51,8 @@ run async RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_ASYNC_ERROR=6
 assert_eq "$(q count "$trace" api=ncclCommGetAsyncError async_error=6 async_error_name=ncclRemoteError)" 1 "async error"
 # ALL mode: the counts equal the calls made.
 run all RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" CUDASHIM_TRACE_ALL=1
-python3 - "$trace" <<'PY' || fail "ALL-mode counts"
+"$BUILD/cudashim" export --jsonl "$trace" >"$TMP/all.jsonl" || fail "export --jsonl of an ALL-mode trace"
+python3 - "$TMP/all.jsonl" <<'PY' || fail "ALL-mode counts"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 s = ev[-1]["calls"]

@@ -105,9 +105,9 @@ for leak in AAAAAAAAAAAAAAAAAAAA BBBBBBBBBBBBBBBBBBBB IOSFODNN7EXAMPLE hunter1 h
 done
 grep -q "db.example.com" "$TMP/report.md" || fail "redaction ate the URL's host"
 
-# 12. CUDASHIM_TRACE_MAX: a trace of 60,000 calls in ALL mode stays within twice 1 MiB on disk;
-#     the newest part starts with the header and says again what was loaded and found; the
-#     command reads both parts as one trace.
+# 12. CUDASHIM_TRACE_MAX: a trace of 60,000 calls in ALL mode stays within twice 1 MiB on disk per
+#     file (the lines, and the binary calls beside them); the newest part starts with the header
+#     and says again what was loaded and found; the command reads both parts as one trace.
 compile many_calls tests/programs/many_calls.c -L"$FAKES" -lcuda
 mkdir -p "$TMP/max"
 LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 CUDASHIM_TRACE_ALL=1 CUDASHIM_TRACE_MAX=1M \
@@ -119,7 +119,21 @@ for f in "$TMP/max/capped.jsonl" "$TMP/max/capped.jsonl.prev"; do
     [ "$size" -le $((1024 * 1024 + 4096)) ] || fail "$f is $size bytes, above the limit"
     head -n 1 "$f" | grep -q '"type":"header"' || fail "$f does not start with the header"
 done
-[ "$(ls "$TMP/max" | wc -l)" = 2 ] || fail "more than two parts on disk: $(ls "$TMP/max")"
+[ "$(ls "$TMP/max" | grep -c jsonl)" = 2 ] || fail "more than two parts on disk: $(ls "$TMP/max")"
+# The binary calls beside it (ALL mode's successful calls): the same limit, two parts at most, and
+# the newest calls read from them.
+mkdir -p "$TMP/maxb"
+LD_LIBRARY_PATH="$FAKES" CUDASHIM_TRACE_ALL=1 CUDASHIM_TRACE_MAX=1M CUDASHIM_TRACE_FILE=capped.jsonl \
+    CUDASHIM_TRACE_DIR="$TMP/maxb" with_shim ./many_calls 60000 current >/dev/null 2>&1
+for f in "$TMP/maxb/capped.calls" "$TMP/maxb/capped.calls.prev"; do
+    [ -e "$f" ] || fail "no $f: $(ls "$TMP/maxb")"
+    size=$(stat -c %s "$f")
+    [ "$size" -le $((1024 * 1024)) ] || fail "$f is $size bytes, above the limit"
+    [ "$(head -c 7 "$f")" = CSCALLS ] || fail "$f does not start with its header"
+done
+[ "$(ls "$TMP/maxb" | grep -c calls)" = 2 ] || fail "more than two parts of the calls on disk: $(ls "$TMP/maxb")"
+"$CLI" export --jsonl "$TMP/maxb/capped.jsonl" | grep '"api":"cuCtxGetCurrent"' | tail -n 1 | grep -q '"seq":60001' ||
+    fail "the newest calls are not read from the binary file"
 grep -q '"type":"continued"' "$TMP/max/capped.jsonl" || fail "the new part does not say it continues"
 grep -q '"type":"library","kind":"driver"' "$TMP/max/capped.jsonl" || fail "the new part lacks the library lines"
 grep -q '"id":"driver-too-old"' "$TMP/max/capped.jsonl" || fail "the new part lacks the early finding"

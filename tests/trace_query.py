@@ -12,7 +12,7 @@
                                                 (the last line written for each path)
   trace_query.py valid TRACE                    every line parses; header first, summary last
 """
-import json, os, re, sys
+import json, os, re, subprocess, sys
 
 # The table of trace records (shim/trace_records.h): every line read here must conform to it.
 _TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shim", "trace_records.h")
@@ -37,6 +37,14 @@ def conform(path, lines):
 def events(path):
     with open(path) as f:
         lines = [json.loads(l) for l in f if l.strip()]
+    if lines and lines[0].get("calls_file"):
+        # ALL mode: the successful calls are in the binary file beside the trace; the command
+        # makes them lines (and so is tested on every such trace the suite reads).
+        cli = os.environ.get("CS_CLI") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "cudashim")
+        out = subprocess.run([cli, "export", "--jsonl", path], capture_output=True, text=True)
+        if out.returncode:
+            sys.exit(f"{path}: cudashim export --jsonl failed: {out.stderr.strip()}")
+        lines = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
     conform(path, lines)
     return lines
 

@@ -6,23 +6,28 @@ set -eu
 need_python
 compile stress tests/programs/stress.c -pthread -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
 THREADS=${STRESS_THREADS:-64} CALLS=${STRESS_CALLS:-50000}
-exact() {  # TRACE MADE: the summary counts every call the program made, and every line is accounted for
-    python3 - "$1" "$2" <<'PY' || fail "counts in $1"
+exact() {  # TRACE MADE: the summary counts every call the program made, and every line is accounted for;
+           # in ALL mode every call is a line or a binary event (cudashim export --jsonl), none dropped
+    "$BUILD/cudashim" export --jsonl "$1" >"$TMP/exported.jsonl" || fail "export --jsonl $1"
+    python3 - "$1" "$2" "$TMP/exported.jsonl" <<'PY' || fail "counts in $1"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 s = ev[-1]
 assert s["type"] == "summary", "no summary"
 assert s["total_calls"] == int(sys.argv[2]), (s["total_calls"], sys.argv[2])
-calls = sum(1 for e in ev if e["type"] == "call")
 written = s["lines"]["written"]
 assert written == len(ev), (written, len(ev))
-print("  %d calls made and counted, %d call lines, %d dropped, %d suppressed, %d unwritable" %
+calls = sum(1 for l in open(sys.argv[3]) if l.startswith('{"type":"call"'))
+if ev[0].get("mode") == "all":
+    assert s["dropped"] == 0, s["dropped"]
+    assert calls + s["suppressed"] == s["total_calls"], (calls, s["suppressed"], s["total_calls"])
+print("  %d calls made and counted, %d calls in the trace, %d dropped, %d suppressed, %d unwritable" %
       (s["total_calls"], calls, s["dropped"], s["suppressed"], s["lines"]["unwritable"]))
 PY
 }
 echo "1. $THREADS threads x $CALLS calls, default and ALL mode"
 for all in 0 1; do
-    rm -f "$TMP"/cudashim-*.jsonl
+    rm -f "$TMP"/cudashim-*
     out=$(CUDASHIM_TRACE_ALL=$all with_shim ./stress threads:$THREADS:$CALLS)
     exact "$(only_trace)" "$(sed -n 's/calls made: //p' <<<"$out")"
 done
@@ -67,6 +72,12 @@ if mkdir -p "$TMP/full" && mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2>/dev/n
     out=$(CUDASHIM_TRACE_DIR="$TMP/full" CUDASHIM_TRACE_ALL=1 env LD_PRELOAD="$PRELOAD" ./stress threads:8:20000 2>"$TMP/full.err")
     grep -q "calls made: 160009" <<<"$out" || fail "full disk: $out"
     grep -q "No space left" "$TMP/full.err" || fail "full disk not said"
+    python3 - "$TMP/full" <<'PY' || fail "full disk: the lost calls are not counted"
+import glob, json, sys
+ev = [json.loads(l) for l in open(glob.glob(sys.argv[1] + "/cudashim-*.jsonl")[0]) if l.strip().endswith("}")]
+s = [e for e in ev if e["type"] == "summary"]
+assert not s or s[-1]["dropped"] > 0 or s[-1]["lines"]["unwritable"] > 0, s
+PY
     umount "$TMP/full"
 else
     echo "  skipped: cannot mount a tmpfs here"

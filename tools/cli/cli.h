@@ -9,7 +9,7 @@
 
 #define CLI_WIDTH 100
 #define TRACE_FORMAT "cudashim-trace"
-#define TRACE_VERSION_MAX 1   /* every version up to this one is read */
+#define TRACE_VERSION_MAX 2   /* every version up to this one is read */
 
 /* Exit statuses (docs/cudashim.1). */
 enum { EXIT_CLEAN = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_BAD_TRACE = 3 };
@@ -21,8 +21,10 @@ struct call_rec {
     long long ts_ns, dur_ns;
     long offset;             /* of its line in the file */
     int result, tid;
-    int part;                /* 0: the file itself; 1: its older part, FILE.prev (CUDASHIM_TRACE_MAX) */
+    int part;                /* 0: the file itself; 1: its older part, FILE.prev (CUDASHIM_TRACE_MAX);
+                                CALLS_FILE, CALLS_PREV: an event of the binary companion (ALL mode) */
 };
+enum { CALLS_PREV = 2, CALLS_FILE = 3 };
 
 struct trace {
     char *file;
@@ -36,6 +38,8 @@ struct trace {
     struct call_rec *recs;   /* every call (when trace_keep_all_calls is set) */
     size_t nrecs;
     json_t *names;
+    json_t *api_names, *kernel_names;  /* the binary companion's: "index" -> [lib, api]; "0xhandle" -> name */
+    FILE *calls_in[2];       /* the companion and its older part, opened when a call is first read */
     int cut_last_line;       /* the process died while writing its last line */
     int part;                /* the newest part's number when the trace was continued (1: never) */
     long long start_mono_ns, start_unix_ns;
@@ -52,6 +56,12 @@ int result_is_failure(const char *api, const char *lib, long long result);  /* t
 /* Expand files and directories (every *.jsonl inside) into traces; prints errors itself. */
 int traces_load(int argc, char **argv, struct trace **out, int *n);
 void trace_free(struct trace *t);
+void trace_add_binary_call(struct trace *t, const char *api, long long ts_ns, long long dur_ns, long offset, int result,
+                           int tid, int part);
+
+/* calls.c: ALL mode's binary companion */
+int calls_load(struct trace *t, char *err, size_t cap);  /* names always; events when trace_keep_all_calls */
+json_t *calls_line(const struct trace *t, const struct call_rec *r);  /* the call's line, as the shim writes one */
 const char *jstr(json_t *o, const char *key);        /* "" when absent */
 long long jint(json_t *o, const char *key, long long dflt);
 const char *trace_label(const struct trace *t);      /* "host pid 123 rank 0" */

@@ -1,4 +1,7 @@
-/* cudashim export --chrome TRACE|DIR... [-o FILE]: Chrome Trace Event JSON (Perfetto,
+/* cudashim export --jsonl TRACE|DIR... [-o FILE]: each trace as JSON Lines, ALL mode's binary
+ * calls made into the call lines the shim writes for them, in time order among the others.
+ *
+ * cudashim export --chrome TRACE|DIR... [-o FILE]: Chrome Trace Event JSON (Perfetto,
  * chrome://tracing), one timeline for any number of processes or ranks. Each process is a pid
  * with its command and rank as its name, each thread a named track; each call a complete event
  * ("X") with its fields in args; failing calls are coloured and also marked with an instant
@@ -15,8 +18,10 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cudashim export --chrome TRACE|DIR... [-o FILE]\n"
-               "  Chrome Trace Event JSON, for https://ui.perfetto.dev or chrome://tracing (default: stdout).\n"
+    fprintf(f, "usage: cudashim export --chrome|--jsonl TRACE|DIR... [-o FILE]\n"
+               "  --chrome: Chrome Trace Event JSON, for https://ui.perfetto.dev or chrome://tracing (default: stdout).\n"
+               "  --jsonl: the trace as JSON Lines, every call a line (an ALL-mode trace keeps its successful\n"
+               "  calls in a binary file beside it, NAME.calls: they become lines here).\n"
                "  Several traces (the ranks of a job) make one timeline, a process each. In default mode a\n"
                "  trace holds only failing and key calls; record with `cudashim run --all` for a full timeline.\n");
 }
@@ -88,20 +93,89 @@ static void put_marker(struct out *o, const struct trace *t, json_int_t pid, con
     json_decref(e);
 }
 
+/* The binary calls, by time (ties: in file order). */
+static const struct trace *sorting;
+static int by_rec_time(const void *a, const void *b)
+{
+    const struct call_rec *x = &sorting->recs[*(const size_t *)a], *y = &sorting->recs[*(const size_t *)b];
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static long long line_ts(const char *line)
+{
+    const char *p = strncmp(line, "{\"type\":\"call\",", 15) ? NULL : strstr(line, "\"ts_ns\":");
+    return p ? strtoll(p + 8, NULL, 10) : -1;
+}
+
+static int export_jsonl(struct trace *ts, int n, const char *out, int bad)
+{
+    FILE *f = out ? fopen(out, "w") : stdout;
+    if (!f) { perror(out); return EXIT_USAGE; }
+    char *line = NULL;
+    size_t lcap = 0;
+    for (int k = 0; k < n; k++) {
+        struct trace *t = &ts[k];
+        size_t nb = 0, next = 0;
+        size_t *bin = malloc(sizeof *bin * (t->nrecs + 1));
+        for (size_t r = 0; r < t->nrecs; r++)
+            if (t->recs[r].part >= CALLS_PREV) bin[nb++] = r;
+        sorting = t;
+        qsort(bin, nb, sizeof *bin, by_rec_time);
+        const char *files[2] = { t->prev_file, t->file };
+        for (int fi = 0; fi < 2; fi++) {
+            FILE *in = files[fi] ? fopen(files[fi], "r") : NULL;
+            if (!in) continue;
+            ssize_t got;
+            while ((got = getline(&line, &lcap, in)) > 0) {
+                long long at = line_ts(line);
+                int last = !strncmp(line, "{\"type\":\"summary\",", 18) && fi == 1;
+                while (next < nb && (last || (at >= 0 && t->recs[bin[next]].ts_ns < at))) {
+                    json_t *c = calls_line(t, &t->recs[bin[next++]]);
+                    char *s = c ? json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+                    if (s) fprintf(f, "%s\n", s);
+                    free(s), json_decref(c);
+                }
+                fwrite(line, 1, (size_t)got, f);
+                if (line[got - 1] != '\n') fputc('\n', f);
+            }
+            fclose(in);
+        }
+        for (; next < nb; next++) {  /* no summary: the process did not exit */
+            json_t *c = calls_line(t, &t->recs[bin[next]]);
+            char *s = c ? json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+            if (s) fprintf(f, "%s\n", s);
+            free(s), json_decref(c);
+        }
+        free(bin);
+    }
+    free(line);
+    if (out) fclose(f);
+    for (int k = 0; k < n; k++) trace_free(&ts[k]);
+    free(ts);
+    return bad ? EXIT_BAD_TRACE : EXIT_CLEAN;
+}
+
 int cmd_export(int argc, char **argv)
 {
     const char *out = NULL;
-    int chrome = 0, npaths, rc;
+    int chrome = 0, jsonl = 0, npaths, rc;
     char **paths;
-    const struct cli_opt opts[] = { { "--chrome", &chrome, NULL }, { "-o", NULL, &out }, { NULL, NULL, NULL } };
+    const struct cli_opt opts[] = { { "--chrome", &chrome, NULL }, { "--jsonl", &jsonl, NULL }, { "-o", NULL, &out },
+                                    { NULL, NULL, NULL } };
     if ((rc = cli_parse("export", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc;
-    if (!chrome) { fprintf(stderr, "cudashim export: say which format (--chrome is the one there is)\n"); free(paths); return EXIT_USAGE; }
+    if (chrome == jsonl) {
+        fprintf(stderr, "cudashim export: say which format, --chrome or --jsonl\n");
+        free(paths);
+        return EXIT_USAGE;
+    }
     trace_keep_all_calls = 1;
     struct trace *ts;
     int n;
     int bad = traces_load(npaths, paths, &ts, &n);
     free(paths);
     if (!n) return EXIT_BAD_TRACE;
+    if (jsonl) return export_jsonl(ts, n, out, bad);
 
     /* Every call of every trace, on one axis, sorted. */
     size_t total = 0;
@@ -170,14 +244,19 @@ int cmd_export(int argc, char **argv)
             continue;
         }
         const struct call_rec *r = &t->recs[ev[i].rec];
-        int fi = ev[i].trace * 2 + (r->part && t->prev_file);
-        FILE **in = &files[fi];
-        if (!*in && !(*in = fopen(fi & 1 ? t->prev_file : t->file, "r"))) continue;
-        if (at[fi] != r->offset && fseek(*in, r->offset, SEEK_SET)) continue;
-        ssize_t got = getline(&line, &lcap, *in);
-        at[fi] = got > 0 ? r->offset + got : -1;
-        if (got <= 0) continue;
-        json_t *args = json_loads(line, 0, NULL);
+        json_t *args;
+        if (r->part >= CALLS_PREV) {
+            args = calls_line(t, r);
+        } else {
+            int fi = ev[i].trace * 2 + (r->part && t->prev_file);
+            FILE **in = &files[fi];
+            if (!*in && !(*in = fopen(fi & 1 ? t->prev_file : t->file, "r"))) continue;
+            if (at[fi] != r->offset && fseek(*in, r->offset, SEEK_SET)) continue;
+            ssize_t got = getline(&line, &lcap, *in);
+            at[fi] = got > 0 ? r->offset + got : -1;
+            if (got <= 0) continue;
+            args = json_loads(line, 0, NULL);
+        }
         if (!args) continue;
         char lib[32], api[128];
         plain(lib, sizeof lib, jstr(args, "lib"));

@@ -1,6 +1,6 @@
 /* Reading traces: one JSON object per line. A cut last line (a crashed process) is tolerated
  * and noted; any other line that is not JSON is an error naming file:line. Every trace format
- * version up to TRACE_VERSION_MAX is read (version 1 is the only one so far). */
+ * version up to TRACE_VERSION_MAX is read (2 added ALL mode's binary companion, calls.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -45,6 +45,15 @@ static void add_rec(struct trace *t, const char *api, long long ts, long long du
     if (!interned) json_object_set_new(t->names, api, interned = json_string(api));
     if (t->nrecs % 65536 == 0) t->recs = realloc(t->recs, sizeof *t->recs * (t->nrecs + 65536));
     t->recs[t->nrecs++] = (struct call_rec){ json_string_value(interned), ts, dur, offset, result, tid, loading_part };
+}
+
+void trace_add_binary_call(struct trace *t, const char *api, long long ts_ns, long long dur_ns, long offset, int result,
+                           int tid, int part)
+{
+    int saved = loading_part;
+    loading_part = part;
+    add_rec(t, api, ts_ns, dur_ns, offset, result, tid);
+    loading_part = saved;
 }
 
 static void add_call(struct trace *t, json_t *e, long offset)
@@ -121,6 +130,7 @@ static int quick_call(struct trace *t, const char *line, long offset)
 
 json_t *trace_read_call(const struct trace *t, const struct call_rec *r)
 {
+    if (r->part >= CALLS_PREV) return calls_line(t, r);
     FILE *f = fopen(r->part && t->prev_file ? t->prev_file : t->file, "r");
     if (!f) return NULL;
     char *line = NULL;
@@ -182,7 +192,8 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
         t->cut_last_line = 0;  /* the older part was closed whole */
     }
     loading_part = 0;
-    return load_file(path, t, err, cap);
+    if (load_file(path, t, err, cap)) return -1;
+    return calls_load(t, err, cap);
 }
 
 static int load_file(const char *path, struct trace *t, char *err, size_t cap)
@@ -291,6 +302,8 @@ void trace_free(struct trace *t)
     json_decref(t->calls), json_decref(t->findings), json_decref(t->libraries), json_decref(t->runtimes);
     json_decref(t->systems), json_decref(t->hangs);
     json_decref(t->failure_counts), json_decref(t->names);
+    json_decref(t->api_names), json_decref(t->kernel_names);
+    for (int i = 0; i < 2; i++) if (t->calls_in[i]) fclose(t->calls_in[i]);
     free(t->recs);
 }
 
