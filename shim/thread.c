@@ -128,6 +128,7 @@ void cs_thread_after_fork(struct cs_thread *self)
         memset(t->calls, 0, 2 * CS_API_TOTAL * sizeof(uint64_t));
         t->dropped = 0;
         atomic_store(&t->ring->tail, atomic_load(&t->ring->head));
+        atomic_store(&t->flushing, 0);  /* a writer that was writing it did not come along */
         atomic_store(&t->dead, 1);
     }
     (void)self;
