@@ -35,11 +35,11 @@ struct cs_calls_event {
     uint16_t api;
     uint8_t via, flags;
     int32_t result;
-    uint32_t seq, dur;
+    uint32_t seq, shmem;
     uint64_t arg, stream;
     uint16_t inside;
     uint8_t kind, spare;
-    uint32_t shmem;
+    uint32_t dur;
     union {
         struct { uint32_t gx; uint16_t gy, gz, bx, by, bz, pad; } k;
         struct { uint64_t count; int32_t peer; uint8_t dtype; int8_t op; uint16_t pad; } n;

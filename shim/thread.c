@@ -90,13 +90,10 @@ static struct cs_thread *thread_create(void)
         uint64_t n = ring_events();
         t = map(sizeof *t);
         struct cs_ring *r = map(sizeof *r + n * sizeof(struct cs_event));
-        uint64_t *counts = map(2 * CS_API_TOTAL * sizeof(uint64_t));
-        if (!t || !r || !counts)
+        if (!t || !r)
             return NULL;  /* out of memory: this thread's calls pass through unrecorded */
         r->mask = n - 1;
         t->ring = r;
-        t->calls = counts;
-        t->errors = counts + CS_API_TOTAL;
         struct cs_thread *head = atomic_load(&threads);
         do t->next = head; while (!atomic_compare_exchange_weak(&threads, &head, t));
     } else {
@@ -125,7 +122,8 @@ static struct cs_thread *thread_create(void)
 void cs_thread_after_fork(struct cs_thread *self)
 {
     for (struct cs_thread *t = atomic_load(&threads); t; t = t->next) {
-        memset(t->calls, 0, 2 * CS_API_TOTAL * sizeof(uint64_t));
+        memset(t->calls, 0, sizeof t->calls);
+        memset(t->errors, 0, sizeof t->errors);
         t->dropped = 0;
         atomic_store(&t->ring->tail, atomic_load(&t->ring->head));
         atomic_store(&t->flushing, 0);  /* a writer that was writing it did not come along */

@@ -69,13 +69,8 @@ struct cs_event {
         };
         uint64_t w_call;
     };
-    union {
-        struct {
-            uint32_t seq;     /* per-thread call number, low bits */
-            uint32_t dur;     /* ticks, saturated; 0 on the fast path */
-        };
-        uint64_t w_seq;
-    };
+    uint32_t seq;     /* per-thread call number, low bits */
+    uint32_t shmem;   /* kernel launches: dynamic shared memory bytes */
     uint64_t arg;     /* role-specific: launch function, graph, communicator, alloc size ... */
     uint64_t stream;  /* launches */
     union {
@@ -83,7 +78,7 @@ struct cs_event {
             uint16_t inside;  /* 1 + global index of the wrapped call this one was made inside; 0: none */
             uint8_t kind;     /* CS_LAUNCH_* */
             uint8_t spare;
-            uint32_t shmem;   /* kernel launches: dynamic shared memory bytes */
+            uint32_t dur;     /* ticks, saturated; 0 on the fast path */
         };
         uint64_t w_launch;
     };
@@ -123,12 +118,14 @@ struct cs_thread {
     };
     int current;                 /* global index of the outermost API the thread is inside (valid while depth) */
     struct cs_ring *ring;
-    uint64_t *calls;             /* [CS_API_TOTAL] */
+    /* The fast path's call in progress: its event's first word but the result (API, how it
+     * arrived), made before the call so that nothing needs keeping across it. */
+    uint64_t fast_word;
     /* A kernel launch on the fast path: the arguments that arrive in registers, kept for the
      * launch's record should it fail (the others are still in the caller's frame then). */
     void *launch_f;
     uint32_t launch_grid[3], launch_block[2];
-    uint64_t *errors;            /* [CS_API_TOTAL] */
+
     uint64_t enter_ts;           /* when it entered a watched call (ticks), for the hang watchdog */
     uint64_t hang_reported;      /* the enter_ts of the call last reported as hung */
     int tid;
@@ -143,6 +140,8 @@ struct cs_thread {
     int extra_len;
     int force_write;
     char extra[1024];
+    uint64_t calls[CS_API_TOTAL];
+    uint64_t errors[CS_API_TOTAL];
 };
 
 /* cs_tls is never NULL: a thread without state points at cs_unborn, whose gate sends every call
@@ -293,19 +292,21 @@ static inline void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_
  * cs_fast_failed with the event not yet published. */
 static inline __attribute__((always_inline)) void cs_fast_enter(struct cs_thread *t, int idx)
 {
+    t->fast_word = (uint64_t)cs_take_via() << 16 | (uint16_t)idx;
     __atomic_store_n(&t->current, idx, __ATOMIC_RELAXED);
     __atomic_store_n(&t->gate, 1, __ATOMIC_RELAXED);  /* depth 1; the other bytes were 0 */
 }
 
-static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(struct cs_thread *t, int idx, uint8_t via, uint32_t r, uint64_t *hp)
+static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(struct cs_thread *t, int idx, uint32_t r, uint64_t *hp)
 {
     struct cs_ring *rg = t->ring;
     uint64_t h = atomic_load_explicit(&rg->head, memory_order_relaxed);
     struct cs_event *ev = &rg->ev[h & rg->mask];
     ev->ts = atomic_load_explicit(&cs_coarse_ticks, memory_order_relaxed);
-    ev->w_call = (uint64_t)r << 32 | (uint64_t)via << 16 | (uint16_t)idx;  /* flags 0 */
-    ev->w_seq = (uint32_t)h;                                                /* dur 0 */
-    ev->w_launch = 0;                                                       /* no launch */
+    ev->w_call = t->fast_word;  /* API and how it arrived; flags 0 */
+    ev->result = (int32_t)r;
+    ev->seq = (uint32_t)h;
+    ev->w_launch = 0;           /* not inside another call, no launch, no duration */
     t->calls[idx]++;
     *hp = h;
     return ev;

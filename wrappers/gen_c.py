@@ -198,7 +198,7 @@ def fast_body(api, r, idx, args, ptypes, tail):
          "    fn_t real = (fn_t)atomic_load_explicit(&real_fns[%s - CS_%s_BASE], memory_order_relaxed);" % (idx, api.upper()),
          "    if (cs_unlikely(t->gate & %s)) return cs_s_%s(%s);" % (gate, n, args),
          "    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_%s(%s);" % (n, args),
-         "    uint8_t cs_from = cs_take_via();"]
+         ]
     launch = r["flags"].get("fast") == "launch"
     p = [pn for _, pn in r["params"]]  # a launch: f, grid x/y/z, block x/y/z, shared memory, stream, ...
     if launch:
@@ -206,7 +206,7 @@ def fast_body(api, r, idx, args, ptypes, tail):
     c += ["    cs_fast_enter(t, %s);" % idx,
           "    %s r = real(%s);" % (ret, args),
           "    uint64_t cs_h;",
-          "    struct cs_event *ev = cs_fast_record(t, %s, cs_from, (uint32_t)r, &cs_h);" % idx]
+          "    struct cs_event *ev = cs_fast_record(t, %s, (uint32_t)r, &cs_h);" % idx]
     if launch:
         c += ["    cs_fast_launch_record(t, ev, %s);" % p[8],
               "    if (cs_unlikely(r)) cs_fast_launch_failed(t, ev, %s, %s);" % (p[6], p[7])]

@@ -41,17 +41,20 @@ done
 if [ "${BENCH_QUICK:-0}" = 1 ] && [ "${BENCH_CALLGRIND:-0}" != 1 ]; then
     echo "callgrind: skipped in the quick run (make bench counts instructions)"
 elif command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
-    ir() {  # instructions in the calling loop of ./bench burst N, with the VAR=VALUE settings given
-        local n=$1; shift
+    ir() {  # instructions in the calling loop of ./bench MODE N, with the VAR=VALUE settings given
+        local mode=$1 n=$2 loop=run; shift 2
+        [ "$mode" = burst2 ] && loop=run2
         rm -f "$TMP"/cg.out*
         env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg.out" \
-            ./bench burst "$n" >/dev/null 2>&1 || { echo 0; return; }
-        callgrind_annotate --inclusive=yes "$TMP/cg.out-01" 2>/dev/null | awk '$NF ~ /^\[/ && $(NF-1) ~ /:run$/ {gsub(",", "", $1); print $1; exit}'
+            ./bench "$mode" "$n" >/dev/null 2>&1 || { echo 0; return; }
+        callgrind_annotate --inclusive=yes "$TMP/cg.out-01" 2>/dev/null | awk -v l=":$loop\$" '$NF ~ /^\[/ && $(NF-1) ~ l {gsub(",", "", $1); print $1; exit}'
     }
     n1=10000; n2=30000
-    per() { local a b; a=$(ir $n1 "$@"); b=$(ir $n2 "$@"); echo $(( (b - a) / (n2 - n1) )); }
-    base=$(per); d=$(per LD_PRELOAD="$SHIM"); a=$(per LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1)
+    per() { local m=$1 a b; shift; a=$(ir "$m" $n1 "$@"); b=$(ir "$m" $n2 "$@"); echo $(( (b - a) / (n2 - n1) )); }
+    base=$(per burst); d=$(per burst LD_PRELOAD="$SHIM"); a=$(per burst LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1)
     echo "callgrind, instructions per linked cuLaunchKernel on the calling thread: $base without the shim, default $d (+$((d - base))), ALL mode $a (+$((a - base)))"
+    base=$(per burst2); d=$(per burst2 LD_PRELOAD="$SHIM")
+    echo "callgrind, instructions per linked cuEventRecord (two arguments) on the calling thread: $base without the shim, default $d (+$((d - base)))"
     rm -f "$TMP"/cudashim-* "$TMP"/cg.out*
 else
     echo "callgrind: valgrind not installed (instructions per call not counted)"
