@@ -130,6 +130,7 @@ install: all
 # for the last (default 60): ten minutes in all.
 FUZZ_SECONDS ?= 270
 FUZZ_TEXT_SECONDS ?= 60
+FUZZ_RUN   = -artifact_prefix=$(BUILD)/fuzz-
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 fuzz:
 	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-trace-corpus $(BUILD)/fuzz-text-corpus
@@ -139,10 +140,10 @@ fuzz:
 	    $(filter-out tools/cli/main.c,$(wildcard tools/cli/*.c)) shim/fatbin.c shim/image_explain.c \
 	    shim/reference.c shim/reference_data.c -ljansson
 	clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz_text tests/fuzz/fuzz_text.c shim/loader_message.c shim/config.c
-	$(BUILD)/fuzz_fatbin -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus tests/fixtures/fatbin
-	$(BUILD)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 $(BUILD)/fuzz-trace-corpus \
+	$(BUILD)/fuzz_fatbin $(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus tests/fixtures/fatbin
+	$(BUILD)/fuzz_trace $(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 $(BUILD)/fuzz-trace-corpus \
 	    tests/fixtures/traces
-	$(BUILD)/fuzz_text -max_total_time=$(FUZZ_TEXT_SECONDS) -max_len=4096 $(BUILD)/fuzz-text-corpus
+	$(BUILD)/fuzz_text $(FUZZ_RUN) -max_total_time=$(FUZZ_TEXT_SECONDS) -max_len=4096 $(BUILD)/fuzz-text-corpus
 
 clean:
 	rm -rf build build-asan
