@@ -21,7 +21,7 @@ SHIM_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposit
 SHIM_LDFLAGS := -shared -Wl,--version-script=wrappers/gen/exports.map -Wl,-Bsymbolic -Wl,-z,defs \
                 -Wl,-z,noexecstack $(SAN) -ldl -lpthread
 
-SHIM_SRC := $(wildcard shim/*.c) $(wildcard wrappers/gen/*.c)
+SHIM_SRC := $(wildcard shim/*.c) $(wildcard shim/rules/*.c) $(wildcard wrappers/gen/*.c)
 SHIM_ASM := shim/dl_trampoline.S
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SHIM_ASM))
 

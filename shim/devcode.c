@@ -25,6 +25,8 @@
 #include "image_explain.h"
 #include "internal.h"
 #include "inventory.h"
+#include "rules/rules.h"
+#include "../wrappers/gen/results.h"
 #include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
 #define MOD_ENTRIES 24
@@ -187,63 +189,26 @@ static int ask_driver(void)
 static void explain(struct cs_thread *t, int result, const struct cs_entry *e, int n, const char *where,
                     const char *kernel, const char *origin)
 {
-    if (result != 209 && result != 222 && result != 200 && result != 218) return;
-    int cc = ask_cc(), drv = ask_driver();
-    char text[2048], summary[3072], ev[2048], key[64];
-    if (n && cc) {
-        struct cs_prediction p;
-        cs_predict(e, n, (unsigned)cc, drv ? drv : 99000, &p);
-        cs_explain_prediction(e, n, (unsigned)cc, drv ? drv : 99000, &p, text, sizeof text);
-    } else if (n) {
-        char c[1200];
-        cs_image_contents(e, n, c, sizeof c);
-        snprintf(text, sizeof text, "image has %s; the device's compute capability is unknown", c);
-    } else {
-        snprintf(text, sizeof text, "the image was not seen by the shim (loaded before it, or in a form it does not "
-                 "read); `cudashim inspect --device sm_%d` on the library that holds the kernel says what it contains", cc);
-    }
-    const char *lazy = loading_mode == 1 || (!loading_mode && (!getenv("CUDA_MODULE_LOADING") ||
-                                                               !strcmp(getenv("CUDA_MODULE_LOADING"), "LAZY")))
-                           ? "; with lazy loading (the default since CUDA 12.2) the failure shows at the kernel's first use, "
-                             "not when the library was loaded" : "";
-    char from[300] = "";
-    if (origin && *origin) snprintf(from, sizeof from, " from %s", origin);
-    snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s", kernel ? "kernel " : "",
-             kernel ? kernel : "a device-code image", from, result, where, text, strcmp(where, "load") ? lazy : "");
-    char fix209[2048], alternatives[1600] = "";
-    if (result == 209) {
-        /* What is loaded (the framework's build) is the scanner's to find: this failure, rare
-         * and usually fatal, waits for a scan of its own (bounded), so a framework loaded at
-         * start-up is known even when the failure comes in the first moments. */
-        cs_scan_wait(300);
-        cs_inventory_rdlock();
-        cs_diagnose_alternatives(cc, drv, alternatives, sizeof alternatives);
-        cs_inventory_unlock();
-    }
-    snprintf(fix209, sizeof fix209, "Install a build of the framework or extension that includes this GPU's architecture "
-             "(or PTX it can JIT), or run on a GPU the build supports.%s%s", alternatives[0] ? " " : "", alternatives);
-    const char *fix = result == 209 ? fix209
-                    : result == 222 ? "Upgrade the driver to one that reads this PTX version, or use a build with SASS for "
-                                      "this GPU (or PTX from an older toolkit)."
-                                    : "Upgrade the driver (compressed images need CUDA 12.4 or later), or rebuild the image.";
-    struct cs_buf b = { ev, 0, sizeof ev - 1 };
-    cs_put(&b, "{\"where\":"); cs_put_str(&b, where);
-    cs_put(&b, ",\"result\":"); cs_put_i64(&b, result);
-    cs_put(&b, ",\"kernel\":"); if (kernel) cs_put_str(&b, kernel); else cs_put(&b, "null");
-    cs_put(&b, ",\"device_cc\":"); cs_put_i64(&b, cc);
-    cs_put(&b, ",\"driver_cuda\":"); cs_put_i64(&b, drv);
-    char contents[1200];
-    cs_image_contents(e, n, contents, sizeof contents);
-    cs_put(&b, ",\"image\":"); cs_put_str(&b, n ? contents : "unknown");
-    cs_put(&b, ",\"image_from\":"); if (origin && *origin) cs_put_str(&b, origin); else cs_put(&b, "null");
-    if (result == 209 && alternatives[0]) { cs_put(&b, ",\"alternatives\":"); cs_put_str(&b, alternatives); }
-    cs_put(&b, "}");
-    ev[b.len] = 0;
-    snprintf(key, sizeof key, "%d:%s", result, kernel ? kernel : where);
-    if (result == 209) cs_finding(CS_F_NO_KERNEL_IMAGE, CS_ERROR, key, summary, fix, ev);
-    else if (result == 222) cs_finding(CS_F_PTX_TOO_NEW, CS_ERROR, key, summary, fix, ev);
-    else cs_finding(CS_F_IMAGE_REJECTED, CS_ERROR, key, summary, fix, ev);
-    if (t) cs_extra_str(t, "diagnosis", text);
+    if (result != CS_CUDA_ERROR_NO_BINARY_FOR_GPU && result != CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION &&
+        result != CS_CUDA_ERROR_INVALID_IMAGE && result != CS_CUDA_ERROR_INVALID_PTX)
+        return;
+    const char *mode = getenv("CUDA_MODULE_LOADING");
+    struct cs_image_failure f = {
+        .result = result, .where = where, .kernel = kernel, .origin = origin, .entries = e, .n = n,
+        .cc = ask_cc(), .driver = ask_driver(),
+        .lazy_loading = loading_mode == 1 || (!loading_mode && (!mode || !strcmp(mode, "LAZY"))),
+    };
+    /* What is loaded (the framework's build, for the alternatives) is the scanner's to find: this
+     * failure, rare and usually fatal, waits for a scan of its own (bounded), so a framework
+     * loaded at start-up is known even when the failure comes in the first moments. */
+    if (result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU) cs_scan_wait(300);
+    char text[2048];
+    struct cs_evidence ev;
+    cs_inventory_rdlock();
+    cs_evidence_take(&ev);
+    cs_rule_image_failure(&ev, &f, text, sizeof text);
+    cs_inventory_unlock();
+    if (t && text[0]) cs_extra_str(t, "diagnosis", text);
 }
 
 static void load_done(struct cs_thread *t, struct cs_event *ev, void **out, struct collect *c, int ok, const char *api)

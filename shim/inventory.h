@@ -40,7 +40,7 @@ const char *cs_kernel_module_version(void);
 
 void cs_inventory_rewrite(void);  /* every library line again, into a new trace part (by the scanner) */
 
-/* diagnose.c: the rules. Each is called where its evidence appears. */
+/* diagnose.c: where evidence arrives; each runs the rules (rules/) that read it. */
 void cs_diagnose_libraries(void);
 void cs_diagnose_driver_version(int version);
 void cs_diagnose_init_result(int result);
@@ -50,16 +50,15 @@ void cs_diagnose_dlsym_miss(void *handle, const char *name);
 void cs_diagnose_dlerror(const char *message);
 void cs_diagnose_forked_child_call(const char *api);
 void cs_diagnose_exit(void);
-void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (diagnose_results.c) */
-void cs_diagnose_cudnn_sublibraries(int final);       /* diagnose_libs.c, by the scanner */
-void cs_diagnose_shadowed(void);                      /* diagnose_shadowed.c, by the scanner */
-void cs_diagnose_pairs(void);                         /* diagnose_pairs.c, by the scanner */
+void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (rules/results.c) */
+struct cs_evidence;
+void cs_diagnose_cudnn_status(const struct cs_evidence *e);  /* diagnose_libs.c: a cuDNN sub-library status, explained */
+void cs_evidence_take(struct cs_evidence *e);  /* everything known, for a rule (inventory read-locked) */
 uint64_t cs_inventory_scanned_since(void);  /* CLOCK_MONOTONIC ns at which the latest scan began */
 int cs_driver_version_seen(void);   /* inventory.c: the program's cuDriverGetVersion, 0 if none yet */
 void cs_driver_version_saw(int v);
 int cs_device_cc_seen(void);        /* inventory.c: the GPU's compute capability (86), 0 if none yet */
 void cs_device_cc_saw(int cc);
-void cs_diagnose_alternatives(int cc, int driver, char *out, size_t cap);  /* diagnose_alternatives.c: "What would work here: ..." */
 void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */
 extern int cs_cuda_initialised;    /* cuInit succeeded in this process */
 extern int cs_forked_after_init;   /* this process is a child forked after the parent's cuInit */

@@ -18,6 +18,7 @@
 #include "devcode.h"
 #include "hooks_libs.h"
 #include "internal.h"
+#include "rules/rules.h"
 #include "inventory.h"
 #include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 #include "../wrappers/gen/results.h"
@@ -156,16 +157,8 @@ static void sync_after(struct cs_thread *t, struct cs_event *ev)
     const char *rn = cs_api_cuda.result_name((int32_t)r);
     cs_extra(t, "\"synced\":%u", r);
     t->force_write = 1;
-    char summary[1024], ev_json[1024];
-    snprintf(summary, sizeof summary,
-             "found kernel %s (grid %ux%ux%u, block %ux%ux%u) failing with %s (%u): the synchronisation right after its "
-             "launch reported it, so this kernel is the one that faulted",
-             name, ev->k.gx, ev->k.gy, ev->k.gz, ev->k.bx, ev->k.by, ev->k.bz, rn ? rn : "?", r);
-    snprintf(ev_json, sizeof ev_json, "{\"kernel\":\"%.200s\",\"result\":%u,\"stream\":\"%p\"}", name, r, stream);
-    cs_finding(CS_F_KERNEL_FAULT, CS_ERROR, name, summary,
-               "Debug this kernel: run it under compute-sanitizer, check the inputs it was given; after an upgrade, "
-               "check that the build targets this GPU natively (a JIT-compiled or wrong-architecture kernel can "
-               "fault where native code does not).", ev_json);
+    struct cs_kernel_fault kf = { name, rn, r, { ev->k.gx, ev->k.gy, ev->k.gz }, { ev->k.bx, ev->k.by, ev->k.bz }, stream };
+    cs_rule_kernel_fault(&kf);
 }
 
 /* The fast path kept a launch's register arguments in the thread; the rest it passes here. */
@@ -233,13 +226,6 @@ void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *graph
 
 /* --- asynchronous errors ----------------------------------------------------------------- */
 
-static int is_async(int32_t r)
-{
-    return r == CS_CUDA_ERROR_ILLEGAL_ADDRESS || r == CS_CUDA_ERROR_LAUNCH_TIMEOUT || r == CS_CUDA_ERROR_LAUNCH_FAILED ||
-           r == CS_CUDA_ERROR_ILLEGAL_INSTRUCTION || r == CS_CUDA_ERROR_MISALIGNED_ADDRESS || r == CS_CUDA_ERROR_ASSERT ||
-           r == CS_CUDA_ERROR_HARDWARE_STACK_ERROR;
-}
-
 /* Launches still in the rings, newest first per thread: at most this many events back, so that
  * a long flight recorder does not make an error slow to report. */
 #define LOOK_BACK 4096
@@ -286,43 +272,18 @@ static int add_suspect(const struct cs_thread *th, const struct cs_event *l, voi
 
 void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int stream_known)
 {
-    if (!is_async(ev->result)) return;
+    if (!cs_rule_is_async_error(ev->result)) return;
     char list[2048];
     struct cs_buf b = { list, 0, sizeof list - 1 };
     struct suspects su = { ev, stream, stream_known, &b, "", 0, 0 };
     cs_put(&b, "[");
     cs_recent_launches(add_suspect, &su);
     cs_put(&b, "]");
-    int n = su.n;
-    const char *text = su.text;
     list[b.len] = 0;
     if (t->extra_len + (int)b.len + 16 < (int)sizeof t->extra) cs_extra(t, "\"suspects\":%s", list);
-    const char *rn = cs_api_cuda.result_name(ev->result);
-    char summary[2400], ev_json[2400], key[32];
-    snprintf(summary, sizeof summary,
-             "found %s (%d) at %s, which reports a fault in a kernel that ran earlier; launched on %s since its last "
-             "successful synchronisation: %s; rerun with CUDASHIM_SYNC_LAUNCHES=1 to pin the kernel",
-             rn ? rn : "an error", ev->result, cs_api_name(ev->api), stream_known ? "that stream" : "the context",
-             n ? text : "no launch the shim saw (it came from before the shim, or from a graph)");
-    snprintf(ev_json, sizeof ev_json, "{\"api\":\"%s\",\"result\":%d,\"suspects\":%s}", cs_api_name(ev->api),
-             ev->result, list);
-    snprintf(key, sizeof key, "%d", ev->result);
-    if (ev->result == CS_CUDA_ERROR_LAUNCH_TIMEOUT) {
-        /* The display watchdog: the kernel is not wrong, it is long, on a GPU that drives a display. */
-        snprintf(summary, sizeof summary,
-                 "found CUDA_ERROR_LAUNCH_TIMEOUT (702) at %s: a kernel ran longer than the watchdog of a GPU that "
-                 "drives a display allows (a few seconds); launched on %s since its last successful synchronisation: "
-                 "%s; run on a GPU without a display, or without the display server, or split the kernel",
-                 cs_api_name(ev->api), stream_known ? "that stream" : "the context",
-                 n ? text : "no launch the shim saw (it came from before the shim, or from a graph)");
-        cs_finding(CS_F_LAUNCH_TIMEOUT, CS_ERROR, key, summary,
-                   "Use a GPU that drives no display (CUDA_VISIBLE_DEVICES), stop the display server (X, Wayland) on this "
-                   "one, or make each kernel shorter. The context is lost: the process must start again.", ev_json);
-        return;
-    }
-    cs_finding(CS_F_ASYNC_KERNEL_ERROR, CS_ERROR, key, summary,
-               "Rerun with CUDASHIM_SYNC_LAUNCHES=1 (or =PATTERN for some kernels) to find the exact kernel, then debug "
-               "it with compute-sanitizer. The error is sticky: every later call in this context fails too.", ev_json);
+    struct cs_async_failure f = { cs_api_name(ev->api), cs_api_cuda.result_name(ev->result), ev->result, stream_known,
+                                  su.text, list, su.n };
+    cs_rule_async_error(&f);
 }
 
 /* A synchronisation covers the launches made before it began (ev->ts); launches after it carry a

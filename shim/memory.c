@@ -9,6 +9,8 @@
 #include "../wrappers/gen/cuda_api.h"
 #include "internal.h"
 #include "inventory.h"
+#include "rules/rules.h"
+#include "../wrappers/gen/results.h"
 #include "../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
 struct block { uint64_t ptr; uint64_t size; UT_hash_handle hh; };
@@ -32,19 +34,13 @@ static void allocated(uint64_t ptr, uint64_t size)
     pthread_mutex_unlock(&lock);
 }
 
-static void gib(char *out, size_t cap, uint64_t b)
-{
-    if (b >= (1ull << 30)) snprintf(out, cap, "%.2f GiB", (double)b / (1024.0 * 1024 * 1024));
-    else snprintf(out, cap, "%.1f MiB", (double)b / (1024.0 * 1024));
-}
-
 static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint64_t size)
 {
     ev->arg = size;
     if (ev->result == 0) { if (ptr) allocated(ptr, size); return; }
     char n1[24], n2[24], n3[24], n4[24];
     cs_extra(t, "\"requested\":%s", cs_num(n1, size));
-    if (ev->result != 2) return;  /* CUDA_ERROR_OUT_OF_MEMORY */
+    if (ev->result != CS_CUDA_ERROR_OUT_OF_MEMORY) return;
     size_t free_b = 0, total_b = 0;
     int have = !cs_ask_mem_info(&free_b, &total_b);
     pthread_mutex_lock(&lock);
@@ -52,20 +48,8 @@ static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint6
     pthread_mutex_unlock(&lock);
     if (have) cs_extra(t, "\"free\":%s,\"total\":%s", cs_num(n2, free_b), cs_num(n3, total_b));
     cs_extra(t, "\"process_live_bytes\":%s,\"process_allocations\":%s", cs_num(n4, live), cs_num(n1, count));
-    char a[32], f[32], tt[32], l[32], summary[1024], ev_json[512];
-    gib(a, sizeof a, size), gib(f, sizeof f, free_b), gib(tt, sizeof tt, total_b), gib(l, sizeof l, live);
-    snprintf(summary, sizeof summary,
-             "found %s asking for %s with %s free of %s on the device; this process holds %s in %llu allocations the "
-             "shim saw (the rest is other processes, the CUDA context, or allocations made before the shim)",
-             cs_api_name(ev->api), a, have ? f : "?", have ? tt : "?", l, (unsigned long long)count);
-    snprintf(ev_json, sizeof ev_json,
-             "{\"api\":\"%s\",\"requested\":%s,\"free\":%s,\"total\":%s,\"process_live_bytes\":%s}",
-             cs_api_name(ev->api), cs_num(n1, size), cs_num(n2, free_b), cs_num(n3, total_b), cs_num(n4, live));
-    cs_finding(CS_F_OUT_OF_MEMORY, CS_WARNING, "oom", summary,
-               "Reduce the batch size or model size, free cached memory (PyTorch: torch.cuda.empty_cache(); "
-               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation), or stop the other processes "
-               "on this GPU (nvidia-smi lists them). An upgrade can raise memory use: compare with the old stack's "
-               "trace.", ev_json);
+    struct cs_oom m = { cs_api_name(ev->api), size, free_b, total_b, live, count, have };
+    cs_rule_out_of_memory(&m);
 }
 
 static uint64_t out_ptr(struct cs_event *ev, void *p) { return ev->result == 0 && p ? *(uint64_t *)p : 0; }

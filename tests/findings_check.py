@@ -6,7 +6,7 @@ import glob, re, sys
 root = sys.argv[1]
 rows = re.findall(r'^CS_FINDING\((\w+),\s*"([a-z0-9-]+)",\s*"([a-z ]+)",\s*"[^"]+"\)',
                   open(f"{root}/shim/findings_table.h").read(), re.M)
-code = "".join(open(f).read() for f in glob.glob(f"{root}/shim/*.c"))
+code = "".join(open(f).read() for f in glob.glob(f"{root}/shim/*.c") + glob.glob(f"{root}/shim/rules/*.c"))
 docs = open(f"{root}/docs/diagnoses.md").read()
 sections = dict(re.findall(r"^## `([a-z0-9-]+)`\n(.*?)(?=^## |\Z)", docs, re.M | re.S))
 bad = []

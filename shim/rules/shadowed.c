@@ -6,14 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "inventory.h"
+#include "../internal.h"
+#include "rules.h"
 
-/* Run by the scanner with the inventory read-locked (cs_diagnose_libraries). */
-void cs_diagnose_shadowed(void)
+void cs_rule_shadowed(const struct cs_evidence *e)
 {
-    for (int i = 0; i < cs_library_count(); i++) {
-        const struct cs_library *l = cs_library_at(i);
+    for (int i = 0; i < e->nlibs; i++) {
+        const struct cs_library *l = &e->libs[i];
         if (!l->shadowed_copy[0]) continue;
         const char *entry = strncmp(l->found_via, "LD_LIBRARY_PATH entry ", 22) ? l->found_via : l->found_via + 22;
         char loaded_v[48] = "", other_v[48] = "", summary[4096], fix[2048], ev[4096], dir[1024];

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "inventory.h"
+#include "../internal.h"
+#include "rules.h"
 
 static const struct pair { const char *a, *b; } pairs[] = {
     { "cublas", "cublasLt" },
@@ -23,11 +23,10 @@ static int release_of(const struct cs_library *l, char *out, size_t cap)
     return 1;
 }
 
-/* Run by the scanner with the inventory read-locked (cs_diagnose_libraries). */
-void cs_diagnose_pairs(void)
+void cs_rule_pairs(const struct cs_evidence *e)
 {
     for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
-        const struct cs_library *a = cs_library_find_kind(pairs[p].a, 0), *b = cs_library_find_kind(pairs[p].b, 0);
+        const struct cs_library *a = cs_ev_kind(e, pairs[p].a, 0), *b = cs_ev_kind(e, pairs[p].b, 0);
         char ra[16], rb[16];
         if (!a || !b || !release_of(a, ra, sizeof ra) || !release_of(b, rb, sizeof rb) || !strcmp(ra, rb)) continue;
         const char *va = a->version[0] ? a->version : a->file_version, *vb = b->version[0] ? b->version : b->file_version;
@@ -45,15 +44,15 @@ void cs_diagnose_pairs(void)
         else
             snprintf(fix, sizeof fix, "Install %s and %s of one release (for pip, upgrade both packages together), so "
                      "that both load from one directory.", a->name, b->name);
-        struct cs_buf e = { ev, 0, sizeof ev - 1 };
-        cs_put(&e, "{\"first\":"); cs_put_str(&e, a->path);
-        cs_put(&e, ",\"first_version\":"); cs_put_str(&e, va);
-        cs_put(&e, ",\"first_found_via\":"); cs_put_str(&e, a->found_via);
-        cs_put(&e, ",\"second\":"); cs_put_str(&e, b->path);
-        cs_put(&e, ",\"second_version\":"); cs_put_str(&e, vb);
-        cs_put(&e, ",\"second_found_via\":"); cs_put_str(&e, b->found_via);
-        cs_put(&e, "}");
-        ev[e.len] = 0;
+        struct cs_buf jb = { ev, 0, sizeof ev - 1 };
+        cs_put(&jb, "{\"first\":"); cs_put_str(&jb, a->path);
+        cs_put(&jb, ",\"first_version\":"); cs_put_str(&jb, va);
+        cs_put(&jb, ",\"first_found_via\":"); cs_put_str(&jb, a->found_via);
+        cs_put(&jb, ",\"second\":"); cs_put_str(&jb, b->path);
+        cs_put(&jb, ",\"second_version\":"); cs_put_str(&jb, vb);
+        cs_put(&jb, ",\"second_found_via\":"); cs_put_str(&jb, b->found_via);
+        cs_put(&jb, "}");
+        ev[jb.len] = 0;
         snprintf(key, sizeof key, "%s+%s", pairs[p].a, pairs[p].b);
         cs_finding(CS_F_LIBRARY_SET_MISMATCH, CS_ERROR, key, summary, fix, ev);
     }

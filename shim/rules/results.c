@@ -1,42 +1,23 @@
 /* Driver results that have one usual cause on an upgraded or partly installed machine, each a
- * finding with that cause checked where the shim can check it (a file, the inventory):
+ * finding with that cause checked against the evidence (the driver's files, the device nodes):
  *   221 CUDA_ERROR_JIT_COMPILER_NOT_FOUND  the driver's PTX JIT library is not installed
  *   802 CUDA_ERROR_SYSTEM_NOT_READY        an NVSwitch system whose fabric manager is not running
  *   999 CUDA_ERROR_UNKNOWN                 (at cuInit) the nvidia_uvm module is not loaded
- * 702 (launch timeout) is an asynchronous kernel error (launches.c); 100, 803 and 804 are read
- * at cuInit (diagnose.c). Runs on the calling thread: stat() and the inventory, nothing else. */
-#include <limits.h>
+ * 702 (launch timeout) is an asynchronous kernel error (kernels.c); 100, 803 and 804 are read
+ * at cuInit (driver.c). */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "internal.h"
-#include "inventory.h"
-#include "../wrappers/gen/results.h"
+#include "../internal.h"
+#include "../../wrappers/gen/results.h"
+#include "rules.h"
 
-static int exists(const char *path)
+static void jit_missing(const struct cs_evidence *e, const char *api)
 {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* The directory of the user-space driver, where its companion libraries are installed. */
-static void driver_dir(char *out, size_t cap)
-{
-    const struct cs_library *d = cs_library_find_kind("driver", 0);
-    snprintf(out, cap, "%s", d ? d->path : "");
-    char *slash = strrchr(out, '/');
-    if (slash) *slash = 0;
-    else out[0] = 0;
-}
-
-static void jit_missing(const char *api)
-{
-    char dir[PATH_MAX], path[PATH_MAX + 64], summary[1536], ev[1024];
-    driver_dir(dir, sizeof dir);
-    int loaded = cs_library_find_kind("ptxjitcompiler", 0) != NULL;
-    snprintf(path, sizeof path, "%s/libnvidia-ptxjitcompiler.so.1", dir[0] ? dir : "/usr/lib/x86_64-linux-gnu");
-    int beside = exists(path);
+    char summary[1536], ev[1536];
+    int loaded = cs_ev_kind(e, "ptxjitcompiler", 0) != NULL;
+    const char *path = e->ptx_jit_path;
+    int beside = e->ptx_jit_beside_driver;
     snprintf(summary, sizeof summary,
              "found %s failing with CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221): the program's GPU code is PTX that the "
              "driver must compile, and the driver's PTX compiler, libnvidia-ptxjitcompiler.so.1, is %s; install "
@@ -51,10 +32,10 @@ static void jit_missing(const char *api)
                "carries SASS for this GPU, so nothing needs compiling.", ev);
 }
 
-static void fabric_manager(const char *api)
+static void fabric_manager(const struct cs_evidence *e, const char *api)
 {
     char summary[1024], ev[512];
-    int nvswitch = exists("/dev/nvidia-nvswitchctl");
+    int nvswitch = e->dev_nvswitchctl;
     snprintf(summary, sizeof summary,
              "found %s failing with CUDA_ERROR_SYSTEM_NOT_READY (802): on an NVSwitch system (HGX/DGX) the GPUs are "
              "usable only once nvidia-fabricmanager runs, at the same version as the driver%s; start it (systemctl "
@@ -66,12 +47,12 @@ static void fabric_manager(const char *api)
                "upgrade without the matching fabric manager leaves it failing to start).", ev);
 }
 
-static void unknown_at_init(const char *api)
+static void unknown_at_init(const struct cs_evidence *e, const char *api)
 {
-    int uvm = exists("/dev/nvidia-uvm"), ctl = exists("/dev/nvidiactl");
-    const char *kmod = cs_kernel_module_version();
-    const struct cs_library *d = cs_library_find_kind("driver", 0);
-    /* A kernel module that differs from the user-space driver is driver-kernel-mismatch (diagnose.c). */
+    int uvm = e->dev_nvidia_uvm, ctl = e->dev_nvidiactl;
+    const char *kmod = e->kernel_module;
+    const struct cs_library *d = cs_ev_kind(e, "driver", 0);
+    /* A kernel module that differs from the user-space driver is driver-kernel-mismatch (driver.c). */
     if (kmod && d && d->file_version[0] && strcmp(kmod, d->file_version)) return;
     char summary[1024], ev[512];
     if (!uvm && ctl)
@@ -92,11 +73,11 @@ static void unknown_at_init(const char *api)
                ev);
 }
 
-void cs_diagnose_result(const char *api, int result)
+void cs_rule_result(const struct cs_evidence *e, const char *api, int result)
 {
     switch (result) {
-    case CS_CUDA_ERROR_JIT_COMPILER_NOT_FOUND: jit_missing(api); break;
-    case CS_CUDA_ERROR_SYSTEM_NOT_READY: fabric_manager(api); break;
-    case CS_CUDA_ERROR_UNKNOWN: if (!strcmp(api, "cuInit")) unknown_at_init(api); break;
+    case CS_CUDA_ERROR_JIT_COMPILER_NOT_FOUND: jit_missing(e, api); break;
+    case CS_CUDA_ERROR_SYSTEM_NOT_READY: fabric_manager(e, api); break;
+    case CS_CUDA_ERROR_UNKNOWN: if (!strcmp(api, "cuInit")) unknown_at_init(e, api); break;
     }
 }

@@ -1,0 +1,205 @@
+/* The driver against what the program needs: a runtime or library built for a newer CUDA than
+ * the driver's, no GPU at all, a user-space driver that does not match its kernel module or a
+ * forward-compatibility driver on a GPU that cannot use it, and a driver function a runtime
+ * asked for by version that this driver lacks. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "../../wrappers/gen/results.h"
+#include "rules.h"
+
+void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who_path, int needs, const char *how)
+{
+    int have = cs_ev_driver_cuda(e);
+    if (!have || needs / 1000 <= have / 1000) return;
+    if (!cs_ev_kind(e, "driver", 0) && !e->final) return;  /* the scanner has not named the driver's file yet: it will */
+    char need_c[16], have_t[128], mins[160], summary[1024], fix[2560], ev[3072], alternatives[1600];
+    const char *lin, *win;
+    cs_cuda_text(need_c, sizeof need_c, needs);
+    cs_ev_driver_text(e, have_t, sizeof have_t);
+    cs_rule_alternatives(e, 0, have, alternatives, sizeof alternatives);
+    cs_min_driver_text(mins, sizeof mins, needs, 0, &lin, &win);
+    snprintf(summary, sizeof summary,
+             "found %s (CUDA %s), which needs a driver for CUDA %d.x (%s); this driver is %s; upgrade the driver, "
+             "or use forward compatibility, or install a build for CUDA %d",
+             cs_base_name(who_path), need_c, needs / 1000, mins, have_t, have / 1000);
+    snprintf(fix, sizeof fix,
+             "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). Or, on a datacenter GPU only, install the "
+             "cuda-compat package for CUDA %s and put its directory first on LD_LIBRARY_PATH. Or install the "
+             "framework's build for CUDA %d.%s%s",
+             needs / 1000, mins, need_c, have / 1000, alternatives[0] ? " " : "", alternatives);
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char hv[16];
+    cs_cuda_text(hv, sizeof hv, have);
+    cs_put(&b, "{");
+    cs_put_kv(&b, "library", who_path, &first);
+    cs_put_kv(&b, "library_cuda", need_c, &first);
+    cs_put_kv(&b, "seen_by", how, &first);
+    cs_put_kv(&b, "driver_cuda", hv, &first);
+    const struct cs_library *d = cs_ev_kind(e, "driver", 0);
+    cs_put_kv(&b, "driver_version", d && d->file_version[0] ? d->file_version : NULL, &first);
+    cs_put_kv(&b, "driver_path", d ? d->path : NULL, &first);
+    cs_put_kv(&b, "min_driver_linux", lin, &first);
+    cs_put_kv(&b, "min_driver_windows", win, &first);
+    cs_put_kv(&b, "alternatives", alternatives[0] ? alternatives : NULL, &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    cs_finding(CS_F_DRIVER_TOO_OLD, CS_ERROR, who_path, summary, fix, ev);
+}
+
+void cs_rule_driver_too_old(const struct cs_evidence *e)
+{
+    for (int i = 0; i < e->nlibs; i++) {
+        const struct cs_library *l = &e->libs[i];
+        if (!strcmp(l->kind, "cudart") && l->code > 0) cs_rule_driver_too_old_for(e, l->path, (int)l->code, "its file name");
+        /* Libraries that carry their own runtime say which CUDA they were built for: cuDNN
+         * (cudnnGetCudartVersion), NCCL (its wheel), and those whose version is the CUDA one. */
+        if ((!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl") || !strcmp(l->kind, "framework")) &&
+            l->built_for_cuda > 0)
+            cs_rule_driver_too_old_for(e, l->path, l->built_for_cuda, l->built_for_how);
+        if ((!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt")) && l->code >= 11000)
+            cs_rule_driver_too_old_for(e, l->path, (int)l->code, "its version");
+    }
+    for (int i = 0; i < e->nruntimes; i++)
+        cs_rule_driver_too_old_for(e, e->runtimes[i].caller, e->runtimes[i].cuda, "cuGetProcAddress cudaVersion");
+}
+
+void cs_rule_no_gpu(const struct cs_evidence *e)
+{
+    int how = e->no_device;
+    if (!how) return;
+    const struct cs_library *d = cs_ev_kind(e, "driver", 0);
+    const char *kmod = e->kernel_module;
+    const char *cvd = e->cuda_visible_devices;
+    int hidden = cvd && (!*cvd || !strcmp(cvd, "-1") || !strcmp(cvd, "none") || !strcmp(cvd, "NoDevFiles"));
+    char drv[160], summary[2048], fix[1024], ev[2048], cvd_text[160];
+    cs_ev_driver_text(e, drv, sizeof drv);
+    if (cvd) snprintf(cvd_text, sizeof cvd_text, "CUDA_VISIBLE_DEVICES is \"%.100s\"", cvd);
+    else snprintf(cvd_text, sizeof cvd_text, "CUDA_VISIBLE_DEVICES is unset");
+    const char *what = how == 100 ? "cuInit returned CUDA_ERROR_NO_DEVICE (100)" : "the driver counts 0 devices";
+    if (!kmod)
+        snprintf(summary, sizeof summary,
+                 "found no GPU: %s; the NVIDIA kernel module is not loaded (%s is absent or unreadable); %s; the "
+                 "user-space driver is %s; load the kernel module or run where a GPU is attached",
+                 what, e->kernel_module_file, cvd_text, drv);
+    else
+        snprintf(summary, sizeof summary,
+                 "found no GPU: %s; the NVIDIA kernel module %s is loaded; %s; the user-space driver is %s; %s",
+                 what, kmod, cvd_text, drv,
+                 hidden ? "CUDA_VISIBLE_DEVICES hides every GPU: unset it or list the GPUs to use"
+                        : "the process cannot reach a GPU (check nvidia-smi, and /dev/nvidia* inside a container)");
+    if (hidden)
+        snprintf(fix, sizeof fix, "Unset CUDA_VISIBLE_DEVICES, or set it to the GPUs this job should use (e.g. 0).");
+    else if (!kmod)
+        snprintf(fix, sizeof fix,
+                 "Load the NVIDIA kernel module (modprobe nvidia, or reboot after a driver install), or, in a "
+                 "container, run with the GPUs passed in (docker run --gpus all; Kubernetes: request nvidia.com/gpu).");
+    else
+        snprintf(fix, sizeof fix,
+                 "Run nvidia-smi: if it lists no GPU, the GPU is not attached or has fallen off the bus; if it does, "
+                 "give the process access to /dev/nvidia* (container device nodes, cgroup rules).");
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char code[16];
+    snprintf(code, sizeof code, "%d", how == 100 ? 100 : 0);
+    cs_put(&b, "{");
+    cs_put_kv(&b, how == 100 ? "cuInit" : "device_count", code, &first);
+    cs_put_kv(&b, "kernel_module", kmod, &first);
+    cs_put_kv(&b, "kernel_module_file", e->kernel_module_file, &first);
+    cs_put_kv(&b, "cuda_visible_devices", cvd, &first);
+    cs_put_kv(&b, "libcuda_path", d ? d->path : NULL, &first);
+    cs_put_kv(&b, "libcuda_version", d && d->file_version[0] ? d->file_version : NULL, &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    cs_finding(CS_F_NO_GPU_VISIBLE, CS_ERROR, "no-gpu", summary, fix, ev);
+}
+
+void cs_rule_init_failure(const struct cs_evidence *e)
+{
+    int result = e->init_result;
+    if (!result || result == CS_CUDA_ERROR_NO_DEVICE) return;
+    const struct cs_library *d = cs_ev_kind(e, "driver", 0);
+    const char *kmod = e->kernel_module;
+    const char *ver = d && d->file_version[0] ? d->file_version : "of unknown version";
+    const char *path = d ? d->path : "(not found in the link map)";
+    char summary[1024], fix[1024], ev[2048], dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char code[16];
+    snprintf(code, sizeof code, "%d", result);
+    cs_put(&b, "{");
+    cs_put_kv(&b, "cuInit", code, &first);
+    cs_put_kv(&b, "libcuda_path", path, &first);
+    cs_put_kv(&b, "libcuda_version", d && d->file_version[0] ? d->file_version : NULL, &first);
+    cs_put_kv(&b, "libcuda_found_via", d ? d->found_via : NULL, &first);
+    cs_put_kv(&b, "kernel_module", kmod, &first);
+    cs_put_kv(&b, "compat", d && d->compat ? "yes" : "no", &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    int mismatch = kmod && d && d->file_version[0] && strcmp(kmod, d->file_version);
+    if (result == CS_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH || (result == CS_CUDA_ERROR_UNKNOWN && mismatch)) {
+        snprintf(summary, sizeof summary,
+                 "found user-space driver libcuda %s at %s (%s), which needs the kernel module of the same "
+                 "version; the kernel module is %s; make them match",
+                 ver, path, d ? d->found_via : "?", kmod ? kmod : "unreadable (/proc/driver/nvidia/version)");
+        if (d && d->compat)
+            snprintf(fix, sizeof fix,
+                     "Remove %s from LD_LIBRARY_PATH (or ld.so.conf.d) so the host driver's libcuda.so.1 is used: "
+                     "forward-compatibility libraries are only for hosts whose driver is older.", dir);
+        else
+            snprintf(fix, sizeof fix,
+                     "The driver package was upgraded under a loaded kernel module: reboot (or reload the nvidia "
+                     "modules), or remove the stray libcuda from %s.", dir);
+        cs_finding(CS_F_DRIVER_KERNEL_MISMATCH, CS_ERROR, "803", summary, fix, ev);
+    } else if (result == CS_CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {
+        snprintf(summary, sizeof summary,
+                 "found forward-compatibility libcuda %s at %s, which needs a datacenter GPU; this GPU does not "
+                 "support forward compatibility (kernel module %s); use the host driver's libcuda",
+                 ver, path, kmod ? kmod : "unknown");
+        snprintf(fix, sizeof fix,
+                 "Remove %s from LD_LIBRARY_PATH (or ld.so.conf.d, or the image) so the host driver's libcuda.so.1 "
+                 "is used, and upgrade the host driver if the framework needs a newer CUDA.", dir);
+        cs_finding(CS_F_COMPAT_UNSUPPORTED_GPU, CS_ERROR, "804", summary, fix, ev);
+    }
+}
+
+void cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status)
+{
+    int have = cs_ev_driver_cuda(e);
+    if (!symbol || !*symbol || !have || cuda <= have) return;
+    char need[16], have_t[128], mins[160], summary[2048], fix[1024], ev[2048];
+    const char *lin, *win;
+    cs_cuda_text(need, sizeof need, cuda);
+    cs_ev_driver_text(e, have_t, sizeof have_t);
+    cs_min_driver_text(mins, sizeof mins, cuda, 1, &lin, &win);
+    snprintf(summary, sizeof summary,
+             "found %s asking the driver for %s at CUDA %s, which this driver (%s) does not have; upgrade the "
+             "driver to one for CUDA %s (%s)",
+             cs_base_name(caller), symbol, need, have_t, need, mins);
+    snprintf(fix, sizeof fix, "Upgrade the NVIDIA driver to one for CUDA %s or later (%s), or use a %s built for the "
+             "driver's CUDA.", need, mins, cs_base_name(caller));
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char hv[16], st[8];
+    cs_cuda_text(hv, sizeof hv, have);
+    snprintf(st, sizeof st, "%d", status);
+    cs_put(&b, "{");
+    cs_put_kv(&b, "caller", caller, &first);
+    cs_put_kv(&b, "symbol", symbol, &first);
+    cs_put_kv(&b, "requested_cuda", need, &first);
+    cs_put_kv(&b, "driver_cuda", hv, &first);
+    cs_put_kv(&b, "status", st, &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    /* Within one major this is minor-version compatibility at work: a newer runtime on an older
+     * driver probes for functions the driver lacks and does without them. Worth knowing (a library
+     * that then fails, NCCL's unhandled CUDA error, often starts here), not a fault by itself;
+     * across majors it is. */
+    cs_finding(CS_F_MISSING_SYMBOL, cuda / 1000 > have / 1000 ? CS_WARNING : CS_INFO, symbol, summary, fix, ev);
+}

@@ -1,0 +1,106 @@
+/* The rules: pure functions from evidence to findings. A rule reads the evidence it is given (the
+ * loaded libraries, what the driver and the machine said, the failing call) and calls
+ * cs_finding; it does no I/O, takes no lock, calls no loader function and no CUDA library.
+ * Gathering the evidence is the caller's job (diagnose.c, devcode.c, launches.c, memory.c), so
+ * each rule can be run on a made-up snapshot (tests/unit/rules_test.c).
+ * tests/core_layers.py keeps the objects in this directory to that. */
+#ifndef CS_RULES_H
+#define CS_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../findings.h"
+#include "../inventory.h"
+
+/* A CUDA version the program's runtime asked the driver for (cuGetProcAddress's cudaVersion),
+ * by the object that asked: a static runtime inside a library shows up this way. */
+struct cs_runtime_seen { char caller[4096]; int cuda; };
+
+struct cs_evidence {
+    const struct cs_library *libs;   /* what is loaded (inventory.c), in load order */
+    int nlibs;
+    int driver_version;              /* cuDriverGetVersion as the program saw it; 0: not asked */
+    int device_cc;                   /* the GPU's compute capability (86); 0: unknown */
+    const char *kernel_module;       /* the kernel module's version; NULL: not loaded or unreadable */
+    const char *kernel_module_file;  /* where it was read */
+    const char *cuda_visible_devices, *ld_library_path;  /* NULL: unset */
+    int init_result;                 /* cuInit's first failure; 0: none */
+    int no_device;                   /* 100: cuInit said so; -1: the driver counted 0 devices */
+    int final;                       /* the last look, at exit: say what is known */
+    int expect_gpu;                  /* CUDASHIM_EXPECT_GPU: a framework without CUDA is a fault */
+    const struct cs_runtime_seen *runtimes;
+    int nruntimes;
+    /* The machine's device nodes and the driver's companion library (present: 1). */
+    int dev_nvswitchctl, dev_nvidia_uvm, dev_nvidiactl;
+    int ptx_jit_beside_driver;
+    char ptx_jit_path[1100];
+    /* The first LD_LIBRARY_PATH entry holding a file whose name starts with prefix (a failed load
+     * has unloaded what it brought, so the stale copy is found where the loader looked first). */
+    int (*find_on_library_path)(const char *prefix, char *path, size_t cap, char *entry, size_t ecap);
+    /* A path as the loader or a message names it, resolved to the file's real path (NULL: no way). */
+    int (*real_path)(const char *path, char *out, size_t cap);
+};
+
+/* view.c: reading the evidence */
+const struct cs_library *cs_ev_kind(const struct cs_evidence *e, const char *kind, int nth);
+const struct cs_library *cs_ev_path(const struct cs_evidence *e, const char *path);
+int cs_ev_driver_cuda(const struct cs_evidence *e);  /* the driver's CUDA version (12020), 0: unknown */
+void cs_cuda_text(char *out, size_t cap, int code);  /* 12020 -> "12.2" */
+void cs_ev_driver_text(const struct cs_evidence *e, char *out, size_t cap);  /* "CUDA 12.2 (libcuda 535.54.03)" */
+void cs_min_driver_text(char *out, size_t cap, int cuda, int exact, const char **lin, const char **win);
+struct cs_buf;
+void cs_put_kv(struct cs_buf *b, const char *k, const char *v, int *first);  /* "k":"v" (null when v is) */
+
+/* driver.c */
+void cs_rule_driver_too_old(const struct cs_evidence *e);  /* every runtime and library against the driver */
+void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who, int needs, const char *how);
+void cs_rule_no_gpu(const struct cs_evidence *e);
+void cs_rule_init_failure(const struct cs_evidence *e);  /* 803, 804 */
+void cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);
+/* libraries.c */
+void cs_rule_duplicates(const struct cs_evidence *e);
+void cs_rule_majors(const struct cs_evidence *e);
+void cs_rule_no_cuda(const struct cs_evidence *e);
+void cs_rule_shadowed(const struct cs_evidence *e);
+void cs_rule_pairs(const struct cs_evidence *e);
+/* loader.c: a failed lookup (the library's path as the loader has it) and a loader message */
+void cs_rule_dlsym_miss(const struct cs_evidence *e, const char *library_path, const char *name);
+void cs_rule_loader_message(const struct cs_evidence *e, const char *message, int lazy_reference);
+/* results.c: driver results with one usual cause */
+void cs_rule_result(const struct cs_evidence *e, const char *api, int result);
+/* library_status.c */
+struct cs_inner_failure { const char *api, *result_name; int result; };  /* the CUDA call that failed inside */
+void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
+void cs_rule_cudnn_sublibraries(const struct cs_evidence *e, int status, const char *status_name, const char *call);
+/* device_code.c: a module load or launch refused (209, 222, 200, 218) */
+struct cs_entry;
+struct cs_image_failure {
+    int result;
+    const char *where, *kernel, *origin;  /* "load" or the API; the kernel's name; the file the image came from */
+    const struct cs_entry *entries;       /* the image's contents as parsed (fatbin.h); n 0: not seen */
+    int n;
+    int cc, driver;                       /* 0: unknown */
+    int lazy_loading;                     /* CUDA_MODULE_LOADING is LAZY (the default since 12.2) */
+};
+void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_failure *f, char *text, size_t cap);
+/* kernels.c: an asynchronous error and the launches not yet covered by a synchronisation */
+struct cs_async_failure {
+    const char *api, *result_name;
+    int result, stream_known;
+    const char *suspects_text, *suspects_json;  /* "k1, k2"; ["k1","k2"] */
+    int nsuspects;
+};
+int cs_rule_is_async_error(int result);
+void cs_rule_async_error(const struct cs_async_failure *f);
+struct cs_kernel_fault { const char *kernel, *result_name; unsigned result, grid[3], block[3]; const void *stream; };
+void cs_rule_kernel_fault(const struct cs_kernel_fault *f);
+/* memory.c */
+struct cs_oom { const char *api; uint64_t requested, free, total, live, count; int have_info; };
+void cs_rule_out_of_memory(const struct cs_oom *m);
+/* process.c */
+void cs_rule_forked_child(const char *api, int parent_pid);
+/* alternatives: "What would work here: ..." for this GPU and driver (empty: nothing to offer) */
+void cs_rule_alternatives(const struct cs_evidence *e, int cc, int driver, char *out, size_t cap);
+
+#endif

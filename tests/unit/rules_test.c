@@ -1,0 +1,383 @@
+/* The rules on their own: a made-up snapshot of evidence in, the findings out. Every finding id
+ * in shim/findings_table.h has a case here that raises it, and the healthy stacks and the
+ * near misses raise nothing. Linked with shim/rules/ and the pure helpers only (t_26_unit.sh):
+ * cs_finding below stands in for the findings writer. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../shim/fatbin.h"
+#include "../../shim/rules/rules.h"
+
+/* --- the findings sink ------------------------------------------------------------------- */
+
+#define MAX_GOT 16
+static struct got { enum cs_finding_id f; enum cs_severity sev; char key[256], summary[4096], fix[4096], ev[4096]; } got[MAX_GOT];
+static int ngot, failures, raised[CS_F_COUNT];
+
+void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, const char *summary, const char *fix,
+                const char *evidence_json)
+{
+    if (ngot == MAX_GOT) return;
+    struct got *g = &got[ngot++];
+    g->f = f, g->sev = sev;
+    snprintf(g->key, sizeof g->key, "%s", key ? key : "");
+    snprintf(g->summary, sizeof g->summary, "%s", summary);
+    snprintf(g->fix, sizeof g->fix, "%s", fix);
+    snprintf(g->ev, sizeof g->ev, "%s", evidence_json ? evidence_json : "");
+}
+
+static const char *const sev_name[] = { "info", "warning", "error" };
+
+/* The case raised exactly this one finding, with this severity, and every text in `says`
+ * (NULL-ended) appears in its summary, fix or evidence. */
+static void expect(const char *name, enum cs_finding_id f, enum cs_severity sev, const char *const says[])
+{
+    int ok = ngot == 1 && got[0].f == f && got[0].sev == sev;
+    const char *missing = NULL;
+    for (int i = 0; ok && says && says[i]; i++)
+        if (!strstr(got[0].summary, says[i]) && !strstr(got[0].fix, says[i]) && !strstr(got[0].ev, says[i]))
+            ok = 0, missing = says[i];
+    if (ok) raised[f] = 1;
+    printf("%s %s: %s", ok ? "ok  " : "FAIL", name, ngot ? cs_finding_rows[got[0].f].id : "(nothing)");
+    if (ngot) printf(" %s", sev_name[got[0].sev]);
+    if (ngot > 1) printf(" and %d more", ngot - 1);
+    if (missing) printf("; does not say \"%s\"", missing);
+    printf("\n");
+    if (!ok && ngot) printf("     summary: %s\n     fix: %s\n", got[0].summary, got[0].fix);
+    failures += !ok;
+    ngot = 0;
+}
+
+static void expect_nothing(const char *name)
+{
+    printf("%s %s: %s%s\n", ngot ? "FAIL" : "ok  ", name, ngot ? "raised " : "nothing raised",
+           ngot ? cs_finding_rows[got[0].f].id : "");
+    if (ngot) printf("     summary: %s\n", got[0].summary);
+    failures += ngot != 0;
+    ngot = 0;
+}
+
+#define SAYS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* --- evidence ------------------------------------------------------------------------------ */
+
+static struct cs_library libs[16];
+static struct cs_evidence ev;
+
+static void reset(void)
+{
+    memset(libs, 0, sizeof libs);
+    memset(&ev, 0, sizeof ev);
+    ev.libs = libs;
+    ev.kernel_module_file = "/proc/driver/nvidia/version";
+    ngot = 0;
+}
+
+/* A loaded library: kind, path, the version as its API reports it, its file's version. */
+static struct cs_library *lib(const char *kind, const char *path, const char *version, long code, const char *via)
+{
+    struct cs_library *l = &libs[ev.nlibs++];
+    snprintf(l->kind, sizeof l->kind, "%s", kind);
+    snprintf(l->path, sizeof l->path, "%s", path);
+    snprintf(l->name_path, sizeof l->name_path, "%s", path);
+    const char *base = strrchr(path, '/');
+    snprintf(l->name, sizeof l->name, "%s", base ? base + 1 : path);
+    snprintf(l->soname, sizeof l->soname, "%s", base ? base + 1 : path);
+    snprintf(l->version, sizeof l->version, "%s", version ? version : "");
+    snprintf(l->found_via, sizeof l->found_via, "%s", via ? via : "RUNPATH");
+    l->code = code;
+    return l;
+}
+
+static void driver_535(void)
+{
+    struct cs_library *d = lib("driver", "/usr/lib/x86_64-linux-gnu/libcuda.so.535.54.03", NULL, 12020, "ld.so.cache");
+    snprintf(d->file_version, sizeof d->file_version, "535.54.03");
+    ev.driver_version = 12020;
+    ev.kernel_module = "535.54.03";
+}
+
+static struct cs_library *torch(const char *version, int built_for)
+{
+    struct cs_library *t = lib("framework", "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so", version, 0,
+                               "dlopen by path");
+    snprintf(t->version_api, sizeof t->version_api, "%s (torch)", version);
+    t->built_for_cuda = built_for;
+    return t;
+}
+
+/* A healthy CUDA 12 stack on driver 535: PyTorch's wheel with its own runtime, cuBLAS and cuDNN. */
+static void healthy_cu121(void)
+{
+    driver_535();
+    torch("2.5.1+cu121", 12010);
+    lib("cudart", "/venv/nvidia/cuda_runtime/lib/libcudart.so.12", "12.1.105", 12010, NULL);
+    lib("cublas", "/venv/nvidia/cublas/lib/libcublas.so.12", "12.1.3.1", 12010, NULL);
+    lib("cublasLt", "/venv/nvidia/cublas/lib/libcublasLt.so.12", "12.1.3.1", 12010, NULL);
+    struct cs_library *dnn = lib("cudnn", "/venv/nvidia/cudnn/lib/libcudnn.so.9", "9.1.0", 90100, NULL);
+    dnn->built_for_cuda = 12020;
+    lib("cudnn-sublibrary", "/venv/nvidia/cudnn/lib/libcudnn_ops.so.9", "9.1.0", 90100, NULL);
+    lib("nccl", "/venv/nvidia/nccl/lib/libnccl.so.2", "2.21.5", 22105, NULL);
+}
+
+static void library_rules(void)
+{
+    cs_rule_no_gpu(&ev);
+    cs_rule_init_failure(&ev);
+    cs_rule_duplicates(&ev);
+    cs_rule_majors(&ev);
+    cs_rule_driver_too_old(&ev);
+    cs_rule_shadowed(&ev);
+    cs_rule_pairs(&ev);
+    cs_rule_no_cuda(&ev);
+}
+
+static int fake_find(const char *prefix, char *path, size_t cap, char *entry, size_t ecap)
+{
+    if (strcmp(prefix, "libcublasLt.so.12")) return 0;
+    snprintf(path, cap, "/opt/cuda-12.0/lib64/libcublasLt.so.12");
+    snprintf(entry, ecap, "/opt/cuda-12.0/lib64");
+    return 1;
+}
+
+int main(void)
+{
+    /* Healthy stacks and near misses: nothing. */
+    reset(), healthy_cu121(), library_rules();
+    expect_nothing("healthy CUDA 12.1 stack on driver 535");
+    reset(), healthy_cu121();
+    ev.final = 1, ev.expect_gpu = 1;
+    library_rules();
+    expect_nothing("the same at exit, a GPU expected");
+    reset(), driver_535();
+    lib("cudart", "/usr/local/cuda/lib64/libcudart.so.12", "12.8.90", 12080, "LD_LIBRARY_PATH entry /usr/local/cuda/lib64");
+    library_rules();
+    expect_nothing("a CUDA 12.8 runtime on a CUDA 12.2 driver (minor-version compatibility)");
+    reset(), torch("2.5.1+cpu", 0), library_rules();
+    expect_nothing("a CPU-only framework when no GPU is expected");
+
+    /* driver-too-old */
+    reset(), driver_535(), torch("2.9.0+cu130", 0);
+    lib("cudart", "/venv/nvidia/cuda_runtime/lib/libcudart.so.13", "13.0.48", 13000, NULL);
+    cs_rule_driver_too_old(&ev);
+    expect("a CUDA 13 runtime on a CUDA 12.2 driver", CS_F_DRIVER_TOO_OLD, CS_ERROR,
+           SAYS("libcudart.so.13", "580.65.06", "535.54.03", "What would work here", "/whl/cu12"));
+    reset(), driver_535();
+    struct cs_runtime_seen rt = { "/venv/lib/libnccl.so.2", 13000 };
+    ev.runtimes = &rt, ev.nruntimes = 1;
+    cs_rule_driver_too_old(&ev);
+    expect("a static CUDA 13 runtime inside NCCL", CS_F_DRIVER_TOO_OLD, CS_ERROR, SAYS("libnccl.so.2", "cuGetProcAddress"));
+    reset();
+    ev.driver_version = 12020;
+    lib("cudart", "/x/libcudart.so.13", "13.0", 13000, NULL);
+    cs_rule_driver_too_old(&ev);
+    expect_nothing("before the driver's file is named (the next scan says it)");
+
+    /* driver-kernel-mismatch, compat-unsupported-gpu */
+    reset(), driver_535();
+    ev.kernel_module = "550.54.14", ev.init_result = 803;
+    cs_rule_init_failure(&ev);
+    expect("cuInit 803: libcuda 535 with kernel module 550", CS_F_DRIVER_KERNEL_MISMATCH, CS_ERROR,
+           SAYS("550.54.14", "535.54.03", "reboot"));
+    reset(), driver_535();
+    ev.kernel_module = "550.54.14", ev.init_result = 999;
+    cs_rule_init_failure(&ev);
+    expect("cuInit 999 with a module that differs", CS_F_DRIVER_KERNEL_MISMATCH, CS_ERROR, SAYS("550.54.14"));
+    reset(), driver_535();
+    libs[0].compat = 1, ev.init_result = 804;
+    cs_rule_init_failure(&ev);
+    expect("cuInit 804: cuda-compat on a GPU without forward compatibility", CS_F_COMPAT_UNSUPPORTED_GPU, CS_ERROR,
+           SAYS("forward-compatibility", "host driver"));
+
+    /* no-gpu-visible */
+    reset(), driver_535();
+    ev.no_device = 100, ev.cuda_visible_devices = "";
+    cs_rule_no_gpu(&ev);
+    expect("cuInit 100 with CUDA_VISIBLE_DEVICES empty", CS_F_NO_GPU_VISIBLE, CS_ERROR,
+           SAYS("CUDA_VISIBLE_DEVICES hides every GPU", "Unset CUDA_VISIBLE_DEVICES"));
+    reset(), driver_535();
+    ev.no_device = -1, ev.kernel_module = NULL;
+    cs_rule_no_gpu(&ev);
+    expect("0 devices and no kernel module", CS_F_NO_GPU_VISIBLE, CS_ERROR, SAYS("kernel module is not loaded", "modprobe"));
+
+    /* library-loaded-twice */
+    reset(), healthy_cu121();
+    lib("cudnn", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", "9.8.0", 90800, "LD_LIBRARY_PATH entry /usr/lib/x86_64-linux-gnu");
+    cs_rule_duplicates(&ev);
+    expect("two copies of libcudnn.so.9", CS_F_LIBRARY_LOADED_TWICE, CS_ERROR,
+           SAYS("Remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH"));
+    reset(), healthy_cu121();
+    struct cs_library *ext = lib("cudart", "/usr/local/cuda-11.8/lib64/libcudart.so.11.0", "11.8.89", 11080,
+                                 "LD_LIBRARY_PATH entry /usr/local/cuda-11.8/lib64");
+    snprintf(ext->requested_by, sizeof ext->requested_by, "/venv/lib/python3.11/site-packages/myext/_C.so");
+    snprintf(libs[2].requested_by, sizeof libs[2].requested_by, "%s", libs[1].path);
+    cs_rule_duplicates(&ev);
+    expect("an extension's CUDA 11 runtime beside the framework's CUDA 12 one", CS_F_LIBRARY_LOADED_TWICE, CS_WARNING,
+           SAYS("Rebuild _C.so", "fail to load"));
+
+    /* library-cuda-major-mismatch */
+    reset(), driver_535();
+    lib("cudart", "/venv/nvidia/cuda_runtime/lib/libcudart.so.12", "12.1.105", 12010, NULL);
+    lib("cublas", "/usr/local/cuda-11.8/lib64/libcublas.so.11", "11.11.3.6", 11080, "LD_LIBRARY_PATH entry /usr/local/cuda-11.8/lib64");
+    cs_rule_majors(&ev);
+    expect("cuBLAS for CUDA 11 with a CUDA 12 runtime", CS_F_LIBRARY_CUDA_MAJOR_MISMATCH, CS_WARNING, SAYS("-cu12"));
+
+    /* library-shadowed */
+    reset(), healthy_cu121();
+    struct cs_library *sh = &libs[5];
+    snprintf(sh->found_via, sizeof sh->found_via, "LD_LIBRARY_PATH entry /usr/lib/x86_64-linux-gnu");
+    snprintf(sh->shadowed_copy, sizeof sh->shadowed_copy, "/venv/nvidia/cudnn/lib/libcudnn.so.9");
+    snprintf(sh->shadowed_for, sizeof sh->shadowed_for, "%s", libs[1].path);
+    snprintf(sh->shadowed_version, sizeof sh->shadowed_version, "9.1.0");
+    cs_rule_shadowed(&ev);
+    expect("a system cuDNN on LD_LIBRARY_PATH before the wheel's", CS_F_LIBRARY_SHADOWED, CS_WARNING,
+           SAYS("Remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH", "libtorch_cuda.so"));
+
+    /* library-set-mismatch */
+    reset(), healthy_cu121();
+    snprintf(libs[4].version, sizeof libs[4].version, "12.4.5.8");
+    snprintf(libs[4].found_via, sizeof libs[4].found_via, "LD_LIBRARY_PATH entry /usr/local/cuda-12.4/lib64");
+    cs_rule_pairs(&ev);
+    expect("cuBLAS 12.1 with cuBLASLt 12.4", CS_F_LIBRARY_SET_MISMATCH, CS_ERROR,
+           SAYS("Remove /usr/local/cuda-12.4/lib64 from LD_LIBRARY_PATH"));
+
+    /* no-cuda-loaded */
+    reset(), torch("2.5.1+cpu", 0);
+    ev.expect_gpu = 1;
+    cs_rule_no_cuda(&ev);
+    expect("a CPU-only PyTorch where a GPU is expected", CS_F_NO_CUDA_LOADED, CS_ERROR, SAYS("CPU-only"));
+
+    /* missing-symbol: lookups by version, failed lookups, loader messages */
+    reset(), driver_535();
+    cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.13", "cuKernelGetName", 13000, 1);
+    expect("a CUDA 13 runtime asking a 12.2 driver for a function", CS_F_MISSING_SYMBOL, CS_WARNING,
+           SAYS("cuKernelGetName", "580.65.06"));
+    reset(), driver_535();
+    cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.12", "cuGraphAddNode", 12040, 1);
+    expect("a 12.4 runtime probing a 12.2 driver", CS_F_MISSING_SYMBOL, CS_INFO, SAYS("cuGraphAddNode"));
+    reset(), healthy_cu121();
+    cs_rule_dlsym_miss(&ev, "/venv/nvidia/cudnn/lib/libcudnn.so.9", "cudnnGetLastErrorString");
+    expect("a lookup cuDNN 9.1 cannot answer", CS_F_MISSING_SYMBOL, CS_WARNING, SAYS("cudnnGetLastErrorString", "newer cudnn"));
+    reset(), healthy_cu121();
+    cs_rule_dlsym_miss(&ev, "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so", "foo");
+    expect_nothing("a lookup in the framework itself");
+    reset(), healthy_cu121();
+    ev.find_on_library_path = fake_find;
+    cs_rule_loader_message(&ev, "/venv/nvidia/cublas/lib/libcublas.so.12: undefined symbol: cublasLtGetVersionX, "
+                                "version libcublasLt.so.12", 0);
+    expect("libcublas needing a symbol the loaded cuBLASLt lacks", CS_F_MISSING_SYMBOL, CS_ERROR,
+           SAYS("the loaded libcublasLt.so.12 (/venv/nvidia/cublas/lib/libcublasLt.so.12 12.1.3.1"));
+    reset(), driver_535();
+    ev.find_on_library_path = fake_find;
+    cs_rule_loader_message(&ev, "/venv/nvidia/cublas/lib/libcublas.so.12: undefined symbol: cublasLtSSSMatmulAlgoGetIds, "
+                                "version libcublasLt.so.12", 1);
+    expect("libcublas needing a symbol an older cuBLASLt on LD_LIBRARY_PATH lacks", CS_F_MISSING_SYMBOL, CS_ERROR,
+           SAYS("/opt/cuda-12.0/lib64", "symbol lookup error"));
+    reset(), healthy_cu121();
+    cs_rule_loader_message(&ev, "/venv/nvidia/cublas/lib/libcublasLt.so.12: version `libcublasLt.so.12' not found "
+                                "(required by /venv/nvidia/cudnn/lib/libcudnn_ops.so.9)", 0);
+    expect("a version node the loaded cuBLASLt lacks", CS_F_MISSING_SYMBOL, CS_ERROR, SAYS("libcudnn_ops.so.9"));
+
+    /* library-not-found */
+    reset(), healthy_cu121();
+    cs_rule_loader_message(&ev, "libcudnn_graph.so.9: cannot open shared object file: No such file or directory", 0);
+    expect("a cuDNN sub-library not found", CS_F_LIBRARY_NOT_FOUND, CS_WARNING, SAYS("libcudnn_graph.so.9"));
+    reset(), healthy_cu121();
+    cs_rule_loader_message(&ev, "libnccl-net.so: cannot open shared object file: No such file or directory", 0);
+    expect_nothing("NCCL probing for an optional plugin");
+
+    /* Driver results with one usual cause */
+    reset(), driver_535();
+    snprintf(ev.ptx_jit_path, sizeof ev.ptx_jit_path, "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1");
+    cs_rule_result(&ev, "cuModuleLoadData", 221);
+    expect("221: the PTX JIT library is not installed", CS_F_PTX_JIT_MISSING, CS_ERROR,
+           SAYS("not installed beside libcuda.so.1", "libnvidia-ptxjitcompiler1"));
+    reset(), driver_535();
+    ev.dev_nvswitchctl = 1;
+    cs_rule_result(&ev, "cuInit", 802);
+    expect("802 on an NVSwitch system", CS_F_FABRIC_MANAGER_NOT_RUNNING, CS_ERROR, SAYS("nvidia-fabricmanager", "NVSwitch"));
+    reset(), driver_535();
+    ev.dev_nvidiactl = 1, ev.dev_nvidia_uvm = 0;
+    cs_rule_result(&ev, "cuInit", 999);
+    expect("999 at cuInit without /dev/nvidia-uvm", CS_F_CUDA_UNKNOWN_ERROR, CS_ERROR, SAYS("modprobe nvidia-uvm"));
+    reset(), driver_535();
+    ev.kernel_module = "550.54.14";
+    cs_rule_result(&ev, "cuInit", 999);
+    expect_nothing("999 at cuInit with a mismatched module (driver-kernel-mismatch says it)");
+    reset(), driver_535();
+    cs_rule_result(&ev, "cuMemcpy", 999);
+    expect_nothing("999 elsewhere than cuInit");
+
+    /* Library statuses */
+    struct cs_inner_failure mc = { "cuMulticastCreate", "CUDA_ERROR_NOT_SUPPORTED", 801 };
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", &mc);
+    expect("NCCL's unhandled CUDA error from a multicast object", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
+           SAYS("cuMulticastCreate", "NCCL_NVLS_ENABLE=0"));
+    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL);
+    expect("NCCL's unhandled CUDA error, the call unseen", CS_F_NCCL_CUDA_FAILURE, CS_ERROR, SAYS("NCCL_DEBUG=INFO"));
+    reset(), healthy_cu121();
+    lib("cudnn-sublibrary", "/usr/lib/x86_64-linux-gnu/libcudnn_engines_precompiled.so.9", "9.8.0", 90800, "ld.so.cache");
+    cs_rule_cudnn_sublibraries(&ev, 1002, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "cudnnBackendFinalize");
+    expect("a cuDNN engine sub-library from another install", CS_F_CUDNN_SUBLIBRARY_MISMATCH, CS_ERROR,
+           SAYS("two installs", "libcudnn_engines_precompiled.so.9 from /usr/lib/x86_64-linux-gnu"));
+
+    /* Device code */
+    struct cs_entry sm80 = { 0 };
+    sm80.kind = CS_ENTRY_ELF, sm80.arch = 80;
+    struct cs_image_failure img = { .result = 209, .where = "launch", .kernel = "vectorAdd", .entries = &sm80, .n = 1,
+                                    .cc = 61, .driver = 12020, .lazy_loading = 1 };
+    char text[2048];
+    reset(), driver_535(), torch("2.9.0+cu130", 13000);
+    ev.device_cc = 61;
+    cs_rule_image_failure(&ev, &img, text, sizeof text);
+    expect("209: an sm_80 image on an sm_61 GPU", CS_F_NO_KERNEL_IMAGE, CS_ERROR, SAYS("vectorAdd", "lazy loading", "sm_61"));
+    if (!text[0]) printf("FAIL 209 gives the failing call no diagnosis text\n"), failures++;
+    struct cs_entry ptx = { 0 };
+    ptx.kind = CS_ENTRY_PTX, ptx.arch = 90, ptx.ver_major = 8, ptx.ver_minor = 8;
+    img = (struct cs_image_failure){ .result = 222, .where = "load", .entries = &ptx, .n = 1, .cc = 90, .driver = 12020 };
+    reset(), driver_535(), cs_rule_image_failure(&ev, &img, text, sizeof text);
+    expect("222: PTX 8.8 on a CUDA 12.2 driver", CS_F_PTX_TOO_NEW, CS_ERROR, SAYS("Upgrade the driver"));
+    img = (struct cs_image_failure){ .result = 200, .where = "load", .cc = 90, .driver = 12020 };
+    reset(), driver_535(), cs_rule_image_failure(&ev, &img, text, sizeof text);
+    expect("200: an image the driver cannot use", CS_F_IMAGE_REJECTED, CS_ERROR, SAYS("not seen by the shim"));
+    img.result = 1;
+    reset(), cs_rule_image_failure(&ev, &img, text, sizeof text);
+    expect_nothing("an invalid value is not a device-code failure");
+
+    /* Kernels */
+    struct cs_async_failure af = { "cuStreamSynchronize", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, 1, "gemm_kernel, softmax",
+                                   "[\"gemm_kernel\",\"softmax\"]", 2 };
+    reset(), cs_rule_async_error(&af);
+    expect("700 at a stream synchronisation", CS_F_ASYNC_KERNEL_ERROR, CS_ERROR, SAYS("gemm_kernel, softmax", "CUDASHIM_SYNC_LAUNCHES=1"));
+    af.result = 702, af.result_name = "CUDA_ERROR_LAUNCH_TIMEOUT";
+    reset(), cs_rule_async_error(&af);
+    expect("702: the display watchdog", CS_F_LAUNCH_TIMEOUT, CS_ERROR, SAYS("display", "gemm_kernel"));
+    af.result = 2;
+    reset(), cs_rule_async_error(&af);
+    expect_nothing("out of memory at a synchronisation is not a kernel fault");
+    struct cs_kernel_fault kf = { "reduce_kernel", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, { 128, 1, 1 }, { 256, 1, 1 }, NULL };
+    reset(), cs_rule_kernel_fault(&kf);
+    expect("a kernel pinned by a synchronisation after its launch", CS_F_KERNEL_FAULT, CS_ERROR,
+           SAYS("reduce_kernel", "grid 128x1x1", "compute-sanitizer"));
+
+    /* Memory and the process */
+    struct cs_oom oom = { "cuMemAlloc_v2", 4ull << 30, 1ull << 30, 80ull << 30, 70ull << 30, 12, 1 };
+    reset(), cs_rule_out_of_memory(&oom);
+    expect("4 GiB asked with 1 GiB free", CS_F_OUT_OF_MEMORY, CS_WARNING, SAYS("4.00 GiB", "1.00 GiB free"));
+    reset(), cs_rule_forked_child("cuCtxGetCurrent", 4242);
+    expect("CUDA in a forked child", CS_F_CUDA_IN_FORKED_CHILD, CS_ERROR, SAYS("spawn", "4242"));
+
+    /* Every id in the table has a case above that raised it. */
+    for (int f = 0; f < CS_F_COUNT; f++)
+        if (!raised[f]) printf("FAIL no case raises %s\n", cs_finding_rows[f].id), failures++;
+    printf("%d failure(s)\n", failures);
+    return failures != 0;
+}
+
+/* The table's rows, as findings.c has them (findings.c itself writes, so it is not linked). */
+const struct cs_finding_row cs_finding_rows[CS_F_COUNT] = {
+#define CS_FINDING(name, id, severities, title) [CS_F_##name] = { id, severities, title },
+#include "../../shim/findings_table.h"
+#undef CS_FINDING
+};
