@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "inventory.h"
 #include "../wrappers/gen/cuda_api.h"
+#include "../wrappers/gen/results.h"
 
 enum { STATUS_SUCCESS = 0, STATUS_SYMBOL_NOT_FOUND = 1, STATUS_VERSION_NOT_SUFFICIENT = 2 };
 static const char *const status_names[] = { "CU_GET_PROC_ADDRESS_SUCCESS", "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND",
@@ -73,7 +74,7 @@ static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_
         }
     }
     ev->arg = (uint64_t)(uint32_t)ver;
-    if (r == 500)  /* CUDA_ERROR_NOT_FOUND: the driver's answer "no such function", written, not a failed call */
+    if (r == CS_CUDA_ERROR_NOT_FOUND)  /* the driver's answer "no such function", written, not a failed call */
         ev->flags |= CS_EV_ANSWER;
     int failed = r != 0 || !pfn || !*pfn || st != STATUS_SUCCESS;
     /* The runtime probes with an empty name; that answer is expected, not a finding. */

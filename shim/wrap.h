@@ -236,55 +236,11 @@ static inline void *cs_real(struct cs_api *api, int idx)
     return p == CS_REAL_ABSENT ? NULL : p;
 }
 
-static inline struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api, int idx, int via,
-                                         uint32_t result, uint64_t t0)
-{
-    uint64_t now = cs_ticks();
-    struct cs_ring *r = t->ring;
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    struct cs_event *ev;
-    (void)api;
-    cs_coarse_note(now, 0);
-    t->calls[idx]++;
-    if (cs_unlikely(t->lossless) && h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask &&
-        !cs_calls_make_room(t)) {
-        t->dropped++;
-        ev = &t->scratch;
-    } else {
-        ev = &r->ev[h & r->mask];
-    }
-    ev->ts = t0;
-    uint64_t d = now - t0;
-    ev->dur = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
-    ev->api = (uint16_t)idx;
-    ev->via = (uint8_t)via;
-    ev->flags = 0;
-    ev->result = (int32_t)result;
-    ev->seq = (uint32_t)h;
-    ev->arg = 0;
-    ev->stream = 0;
-    ev->inside = t->depth > 1 ? (uint16_t)(t->current + 1) : 0;
-    ev->kind = CS_LAUNCH_NONE;
-    t->extra_len = 0;
-    t->force_write = 0;
-    return ev;
-}
-
+/* The full path's record and publish (record.c): out of line, so that the thousands of wrapper
+ * bodies stay small (the full path is the rare one: nested, hooked, key or ALL-mode calls). */
+struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api, int idx, int via, uint32_t result, uint64_t t0);
 /* Publish the event; failing and key calls are written now (rare, off the hot path). */
-static inline void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int key)
-{
-    if (cs_unlikely(ev->result != 0 || key || t->force_write)) {
-        if (ev->result != 0 && ev->result != api->benign && !(ev->flags & CS_EV_ANSWER)) {
-            t->errors[ev->api]++;
-            ev->flags |= CS_EV_FAILED;
-        }
-        cs_emit(t, api, ev);
-    }
-    if (cs_likely(ev != &t->scratch))
-        atomic_store_explicit(&t->ring->head, atomic_load_explicit(&t->ring->head, memory_order_relaxed) + 1,
-                              memory_order_release);
-    cs_leave(t);
-}
+void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int key);
 
 /* The fast path (default mode, an outermost call, nothing unusual): no clock read, no call
  * into the shim, no write to memory another thread writes. The event is filled after the real

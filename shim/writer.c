@@ -446,18 +446,6 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
     ev->flags |= CS_EV_WRITTEN;
 }
 
-uint32_t cs_missing(struct cs_api *api, int idx, int via)
-{
-    struct cs_thread *t = cs_enter(idx);
-    if (t) {
-        struct cs_event *ev = cs_record(t, api, idx, via, 500, cs_ticks());
-        cs_extra_str(t, "note", "the loaded library does not export this function (or is not loaded)");
-        t->force_write = 1;
-        cs_finish(t, api, ev, 1);
-    }
-    return 500;  /* CUDA_ERROR_NOT_FOUND */
-}
-
 static void *writer_main(void *arg)
 {
     (void)arg;
