@@ -16,6 +16,6 @@ CS_VAR(CRASH_HANDLER,      BOOL,    "1",                     "0: install no hand
 CS_VAR(UNWINDER,           ENUM,    "auto",                  "Crash backtraces: auto (libunwind.so.8 when it can be loaded, else glibc backtrace) or backtrace.")
 CS_VAR(CRASH_SELFTEST,     BOOL,    "0",                     "Test only: fault inside the crash handler, to prove that a second fault ends the process instead of hanging it.")
 CS_VAR(EXPECT_GPU,         BOOL,    "0",                     "1: the program is meant to use the GPU: at exit, report when no CUDA library was ever loaded (a CPU-only build). `cudashim run` sets it.")
-CS_VAR(DRIVER_VERSION_FILE, STRING, "/proc/driver/nvidia/version", "Where the kernel module's version is read (tests point it at a file).")
+CS_VAR(DRIVER_VERSION_FILE, STRING, "/proc/driver/nvidia/version", "Where the kernel module's version is read; the GPUs' names are read from the gpus folder beside it (tests point it at a file).")
 CS_VAR(SYNC_LAUNCHES,      STRING,  "",                      "1: synchronise after every kernel launch (NCCL kernels excepted) to pin the kernel behind an asynchronous error; or a name pattern (fnmatch or substring) for some kernels. Slows the program; results are unchanged.")
 CS_VAR(HANG_TIMEOUT,       SECONDS, "",                      "Seconds, from 0.1 to 604800 (e.g. 300): a watchdog thread reports any call that has not returned after this long, with what every thread is inside, the last NCCL operations per communicator and the last launches. Off when unset.")

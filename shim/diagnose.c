@@ -86,6 +86,7 @@ static void take_evidence(struct cs_evidence *e, int with_runtimes)
     e->libs = e->nlibs ? cs_library_at(0) : NULL;
     e->driver_version = cs_driver_version_seen();
     e->device_cc = cs_device_cc_seen();
+    e->gpu_name = cs_device_name_seen();
     e->kernel_module = cs_kernel_module_version();
     e->kernel_module_file = cs_cfg.driver_version_file;
     e->cuda_visible_devices = getenv("CUDA_VISIBLE_DEVICES");

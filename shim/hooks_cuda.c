@@ -42,6 +42,7 @@ void cs_hook_cuDeviceGetName(struct cs_thread *t, struct cs_event *ev, void *nam
         memcpy(tmp, name, n);
         tmp[n] = 0;
         cs_extra_str(t, "name", tmp);
+        cs_device_name_saw(tmp);
     }
 }
 

@@ -15,6 +15,7 @@
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static const struct family {
     { "libtensorflow", "framework" },
     { "_pywrap_tensorflow", "framework" },
     { "xla_extension", "framework" },
+    { "xla_cuda_plugin", "framework" },
     { "libjax", "framework" },
     { "libonnxruntime", "framework" },
 };
@@ -77,6 +79,51 @@ void cs_driver_version_saw(int v) { atomic_store(&driver_version, v); }
 static int _Atomic device_cc;  /* the GPU's compute capability (86 is 8.6), once a call told it */
 void cs_device_cc_saw(int cc) { if (cc > 0) atomic_store(&device_cc, cc); }
 int cs_device_cc_seen(void) { return atomic_load(&device_cc); }
+/* The first GPU name the driver gave the program: written once, then only read. */
+static char gpu_name[96];
+static int _Atomic gpu_name_claimed, gpu_name_ready;
+void cs_device_name_saw(const char *name)
+{
+    if (!name || !*name || atomic_exchange(&gpu_name_claimed, 1)) return;
+    snprintf(gpu_name, sizeof gpu_name, "%s", name);
+    atomic_store(&gpu_name_ready, 1);
+}
+/* Without the program's answer (a runtime refusing the driver never asks), the kernel module's
+ * own list: gpus/<bus id>/information beside its version file has "Model: NVIDIA H100 ...". */
+static char gpu_model[96];
+static int _Atomic gpu_model_state;  /* 0: not read, 1: being read, 2: read */
+static void read_gpu_model(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", cs_cfg.driver_version_file ? cs_cfg.driver_version_file : "");
+    char *slash = strrchr(dir, '/');
+    if (!slash) return;
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/gpus");
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && !gpu_model[0] && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char path[PATH_MAX + 300], line[256];
+        snprintf(path, sizeof path, "%s/%s/information", dir, de->d_name);
+        FILE *f = fopen(path, "re");
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "Model:", 6)) {
+                const char *v = line + 6;
+                while (*v == ' ' || *v == '\t') v++;
+                snprintf(gpu_model, sizeof gpu_model, "%.*s", (int)strcspn(v, "\r\n"), v);
+                break;
+            }
+        if (f) fclose(f);
+    }
+    if (d) closedir(d);
+}
+const char *cs_device_name_seen(void)
+{
+    if (atomic_load(&gpu_name_ready)) return gpu_name;
+    int state = atomic_load(&gpu_model_state);
+    if (state == 0 && atomic_exchange(&gpu_model_state, 1) == 0) read_gpu_model(), atomic_store(&gpu_model_state, state = 2);
+    return state == 2 && gpu_model[0] ? gpu_model : NULL;
+}
 int cs_driver_version_seen(void) { return atomic_load(&driver_version); }
 
 int cs_library_count(void) { return atomic_load(&nlibs); }
@@ -455,21 +502,34 @@ int cs_inventory_refresh(int asking)
     return after != before || changed || asking;
 }
 
-/* The kernel module's version: a user-space driver that does not match it gives error 803. */
+/* The kernel module's version: a user-space driver that does not match it gives error 803.
+ * Read once, by whichever thread asks first; one asking meanwhile yields for a bounded time (a
+ * read of a /proc file), then is told "not known yet" (a forked child whose parent was reading). */
+static int _Atomic kernel_module_state;  /* 0: not read, 1: being read, 2: read (kernel_module[0] '-': none) */
+static const char *read_kernel_module(void);
 const char *cs_kernel_module_version(void)
 {
-    if (kernel_module[0]) return kernel_module[0] == '-' ? NULL : kernel_module;
+    int state = atomic_load(&kernel_module_state);
+    if (state == 0 && atomic_exchange(&kernel_module_state, 1) == 0) return read_kernel_module();
+    for (int i = 0; i < 2000 && state == 1; i++) sched_yield(), state = atomic_load(&kernel_module_state);
+    return state == 2 && kernel_module[0] != '-' ? kernel_module : NULL;
+}
+
+static const char *read_kernel_module(void)
+{
     char buf[512];
     int fd = open(cs_cfg.driver_version_file, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
     if (fd >= 0) close(fd);
-    kernel_module[0] = '-';
-    if (n <= 0) return NULL;
-    buf[n] = 0;
     char parsed[sizeof kernel_module];
-    if (!cs_nvrm_version_parse(buf, parsed, sizeof parsed)) return NULL;
-    memcpy(kernel_module + 1, parsed + 1, sizeof parsed - 1);
-    __atomic_store_n(&kernel_module[0], parsed[0], __ATOMIC_RELEASE);  /* complete before it reads as set */
+    if (n > 0) buf[n] = 0;
+    if (n <= 0 || !cs_nvrm_version_parse(buf, parsed, sizeof parsed)) {
+        kernel_module[0] = '-';
+        atomic_store(&kernel_module_state, 2);
+        return NULL;
+    }
+    memcpy(kernel_module, parsed, sizeof kernel_module);
+    atomic_store(&kernel_module_state, 2);  /* complete before it reads as set */
     char line[256];
     struct cs_buf b = { line, 0, sizeof line - 2 };
     cs_put(&b, "{\"type\":\"system\",\"kernel_module\":"); cs_put_str(&b, kernel_module); cs_put(&b, "}\n");

@@ -59,6 +59,8 @@ int cs_driver_version_seen(void);   /* inventory.c: the program's cuDriverGetVer
 void cs_driver_version_saw(int v);
 int cs_device_cc_seen(void);        /* inventory.c: the GPU's compute capability (86), 0 if none yet */
 void cs_device_cc_saw(int cc);
+void cs_device_name_saw(const char *name);  /* cuDeviceGetName's answer to the program */
+const char *cs_device_name_seen(void);      /* NULL until one was seen */
 void cs_diagnose_unbound(const char *needer, const char *symbol);  /* a lazy reference its library lacks */
 extern int cs_cuda_initialised;    /* cuInit succeeded in this process */
 extern int cs_forked_after_init;   /* this process is a child forked after the parent's cuInit */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_info.h"
 #include "inventory.h"
 #include "internal.h"
 #include "library_version.h"
@@ -355,26 +356,70 @@ static int header_version(const char *path, const struct source *s, int *v)
 
 
 /* A framework's build, from its wheel beside it: torch-2.5.1+cu121 says the CUDA it was built
- * for, which is what a user upgrading the driver or the toolkit has to match. */
+ * for, which is what a user upgrading the driver or the toolkit has to match. Each library is
+ * matched only with its own framework's wheels: site-packages often holds several frameworks. */
+static const struct framework_wheels {
+    const char *prefix;           /* the library's file name */
+    const char *wheels[3];        /* its framework's distributions, the CUDA-specific ones first */
+} framework_wheels[] = {
+    { "libtorch", { "torch" } },
+    { "libtensorflow", { "tensorflow" } },
+    { "_pywrap_tensorflow", { "tensorflow" } },
+    { "xla_cuda_plugin", { "jax_cuda13_plugin", "jax_cuda12_plugin" } },
+    { "xla_extension", { "jaxlib" } },
+    { "libjax", { "jaxlib" } },
+    { "libonnxruntime", { "onnxruntime_gpu", "onnxruntime" } },
+};
+
+/* TensorFlow says the CUDA it was built with in tensorflow/python/platform/build_info.py, a
+ * file of its package (the library is in tensorflow/ or a folder below it). */
+static int tensorflow_cuda(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int up = 0; up < 3; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) return 0;
+        *slash = 0;
+        if (strcmp(cs_base_name(dir), "tensorflow")) continue;
+        char where[PATH_MAX + 40], text[4096];
+        snprintf(where, sizeof where, "%s/python/platform/build_info.py", dir);
+        FILE *f = fopen(where, "re");
+        if (!f) return 0;
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = 0;
+        return cs_build_info_cuda(text);
+    }
+    return 0;
+}
+
 static void framework_version(struct cs_library *l)
 {
-    static const char *const wheels[] = { "torch", "tensorflow", "jaxlib", "jax_cuda13_plugin", "jax_cuda12_plugin",
-                                          "onnxruntime_gpu", "onnxruntime" };
+    const char *base = cs_base_name(l->path);
     char version[32];
     int cuda;
-    for (size_t i = 0; i < sizeof wheels / sizeof *wheels; i++)
-        if (dist_info(l->path, wheels[i], &cuda, version, sizeof version)) {
+    for (size_t f = 0; f < sizeof framework_wheels / sizeof *framework_wheels; f++) {
+        const struct framework_wheels *fw = &framework_wheels[f];
+        if (strncmp(base, fw->prefix, strlen(fw->prefix))) continue;
+        for (int i = 0; i < 3 && fw->wheels[i]; i++) {
+            const char *wheel = fw->wheels[i];
+            if (!dist_info(l->path, wheel, &cuda, version, sizeof version)) continue;
             snprintf(l->version, sizeof l->version, "%s", version);
-            snprintf(l->version_api, sizeof l->version_api, "its wheel (%s)", wheels[i]);
+            snprintf(l->version_api, sizeof l->version_api, "its wheel (%s)", wheel);
             l->version_rank = CS_VERSION_FILE;
+            int v = 0;
             const char *cu = strstr(version, "+cu");  /* torch 2.5.1+cu121: built for CUDA 12.1 */
-            int v = cu ? atoi(cu + 3) : 0;
-            if (v >= 100) {
-                l->built_for_cuda = v / 10 * 1000 + v % 10 * 10;
-                snprintf(l->built_for_how, sizeof l->built_for_how, "its wheel (%s %s)", wheels[i], version);
+            if (cu) v = atoi(cu + 3), v = v >= 100 ? v / 10 * 1000 + v % 10 * 10 : 0;
+            else if (!strncmp(wheel, "jax_cuda", 8)) v = atoi(wheel + 8) * 1000;  /* jax_cuda12_plugin */
+            else if (!strcmp(wheel, "tensorflow")) v = tensorflow_cuda(l->path);
+            if (v > 0) {
+                l->built_for_cuda = v;
+                snprintf(l->built_for_how, sizeof l->built_for_how, "its wheel (%s %s)", wheel, version);
             }
             return;
         }
+    }
 }
 
 void cs_version_from_files(struct cs_library *l)

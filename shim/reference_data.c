@@ -132,3 +132,22 @@ const struct cs_ref_torcharch cs_ref_torcharch[] = {
     { 13020, 75, 120 },
 };
 const int cs_ref_torcharch_count = 7;
+
+const struct cs_ref_tensorflow cs_ref_tensorflow[] = {
+    { "2.10", 11020, "8.1" },
+    { "2.11", 11020, "8.1" },
+    { "2.12", 11080, "8.6" },
+    { "2.13", 11080, "8.6" },
+    { "2.14", 11080, "8.7" },
+    { "2.15", 12020, "8.9" },
+    { "2.16", 12030, "8.9" },
+    { "2.17", 12030, "8.9" },
+    { "2.18", 12050, "9.3" },
+};
+const int cs_ref_tensorflow_count = 9;
+
+const struct cs_ref_jax cs_ref_jax[] = {
+    { 12000, "525.60.13", 52 },
+    { 13000, "580.65.06", 75 },
+};
+const int cs_ref_jax_count = 2;

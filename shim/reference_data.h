@@ -11,6 +11,8 @@ struct cs_ref_build { const char *version, *cuda_majors; };
 #define CS_REF_TORCH_CUDAS 4
 struct cs_ref_torch { const char *release; int cuda[CS_REF_TORCH_CUDAS]; };  /* 0 after the last */
 struct cs_ref_torcharch { int cuda, lowest_cc, highest_cc; };
+struct cs_ref_tensorflow { const char *release; int cuda; const char *cudnn; };
+struct cs_ref_jax { int cuda_major; const char *linux_min; int lowest_cc; };  /* cuda_major 12000 */
 
 extern const struct cs_ref_driver cs_ref_floor[], cs_ref_toolkit[];
 extern const struct cs_ref_ptx cs_ref_ptx[];
@@ -18,8 +20,10 @@ extern const struct cs_ref_arch cs_ref_arch[];
 extern const struct cs_ref_build cs_ref_cudnn[], cs_ref_nccl[];
 extern const struct cs_ref_torch cs_ref_torch[];
 extern const struct cs_ref_torcharch cs_ref_torcharch[];
+extern const struct cs_ref_tensorflow cs_ref_tensorflow[];
+extern const struct cs_ref_jax cs_ref_jax[];
 extern const int cs_ref_floor_count, cs_ref_toolkit_count, cs_ref_ptx_count, cs_ref_arch_count, cs_ref_cudnn_count,
-    cs_ref_nccl_count, cs_ref_torch_count, cs_ref_torcharch_count;
+    cs_ref_nccl_count, cs_ref_torch_count, cs_ref_torcharch_count, cs_ref_tensorflow_count, cs_ref_jax_count;
 
 /* Lookups (reference.c) */
 const struct cs_ref_driver *cs_ref_floor_for(int cuda);     /* the major's floor, or NULL */

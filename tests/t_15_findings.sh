@@ -175,6 +175,40 @@ if [ -e "$CUDA/lib64/libcudart.so.13" ]; then
         "--index-url https://download.pytorch.org/whl/cu118" "or keep torch 2.5.1+cu121 and upgrade the driver to one for CUDA 12.1 (Linux >= 525.60.13)"
     grep -q '"version":"2.5.1+cu121","version_code":0,"version_api":"its wheel (torch)"' "$trace" || fail "the framework's build"
 
+    # TensorFlow 2.16 (built with CUDA 12.3, as its build_info.py says) on a CUDA 11.8 driver of a
+    # T4, in a site-packages that also holds a PyTorch wheel which was not imported.
+    tf="$TMP/tfsite/tensorflow"
+    mkdir -p "$tf/python/platform" "$TMP/tfsite/tensorflow-2.16.1.dist-info" "$TMP/tfsite/torch-2.5.1+cu121.dist-info"
+    printf "import collections\nbuild_info = collections.OrderedDict({'cuda_version': '12.3', 'cudnn_version': '8', 'is_cuda_build': True})\n" \
+        >"$tf/python/platform/build_info.py"
+    fakelib "$tf" libtensorflow_framework.so.2 -DFAKE_FRAMEWORK
+    # The runtime refuses the driver before asking any GPU's name: the kernel module's list names it.
+    gpu_info() { mkdir -p "$TMP/$1/gpus/0000:00:1e.0"; echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  $2" >"$TMP/$1/version"
+        printf 'Model: \t\t %s\nIRQ:   \t\t 42\nBus Location: \t 0000:00:1e.0\n' "$3" >"$TMP/$1/gpus/0000:00:1e.0/information"; }
+    gpu_info t4 520.61.05 "Tesla T4"
+    run_case tensorflow LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=11080 CUDASHIM_DRIVER_VERSION_FILE="$TMP/t4/version" -- \
+        dlopen:"$tf/libtensorflow_framework.so.2" cuda
+    has_finding driver-too-old error "tensorflow built with CUDA 12.3 on a CUDA 11.8 driver"
+    summary_has driver-too-old "libtensorflow_framework.so.2 (CUDA 12.3)" "its wheel (tensorflow 2.16.1)" \
+        "keep this driver (CUDA 11.8): tensorflow 2.14, built with CUDA 11.8 and cuDNN 8.7, runs here" \
+        "or keep tensorflow 2.16.1 and upgrade the driver to one for CUDA 12.3 (Linux >= 525.60.13)" \
+        "cuda-compat-12-3" "allowed on the Tesla T4"
+    grep -q '"version":"2.16.1","version_code":0,"version_api":"its wheel (tensorflow)"' "$trace" ||
+        fail "TensorFlow's library was not named by its own wheel"
+
+    # JAX's CUDA 13 plugin on a CUDA 12.2 driver of a GeForce card: jax[cuda12] runs; forward
+    # compatibility is not offered where NVIDIA does not allow it.
+    jp="$TMP/jaxsite/jax_plugins/xla_cuda13"
+    mkdir -p "$TMP/jaxsite/jax_cuda13_plugin-0.7.2.dist-info"
+    fakelib "$jp" xla_cuda_plugin.so -DFAKE_FRAMEWORK
+    gpu_info rtx 535.183.01 "NVIDIA GeForce RTX 4090"
+    run_case jax LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 CUDASHIM_DRIVER_VERSION_FILE="$TMP/rtx/version" -- \
+        dlopen:"$jp/xla_cuda_plugin.so" cuda
+    has_finding driver-too-old error "JAX's CUDA 13 plugin on a CUDA 12.2 driver"
+    summary_has driver-too-old "xla_cuda_plugin.so (CUDA 13.0)" "pip install -U \"jax[cuda12]\"" \
+        "or keep jax_cuda13_plugin 0.7.2 and upgrade the driver to one for CUDA 13.0 (Linux >= 580.65.06)" \
+        "forward compatibility (cuda-compat-13-0) is not an option: the NVIDIA GeForce RTX 4090 is not a data centre GPU"
+
     # The shim never asks cuDNN (cuDNN 9's cudnnGetVersion loads libcudnn_graph): what cuDNN is
     # and which CUDA it is built for come from its wheel, or from the program's own calls.
     pip="$TMP/site/nvidia/cudnn/lib"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Pure parts of the shim tested on their own (tests/unit/): each test links only the files it
 # names, so a hidden dependency fails the link. "What would work": a machine and a loaded
-# PyTorch build in, the alternatives out, against the reference tables. The rules: a made-up
+# framework build in, the alternatives out, against the reference tables. TensorFlow's
+# build_info.py in its spellings. The rules: a made-up
 # snapshot of evidence in, the findings out, for every finding id and for healthy stacks.
 . "$(dirname "$0")/lib.sh"
 # Messages are cut to their buffers on purpose (as in the Makefile).
@@ -11,6 +12,7 @@ unit() { local name=$1; shift
         || fail "$name: does not build from the files it names"
     "$TMP/$name" || fail "$name"; }
 unit alternatives_test shim/alternatives.c shim/reference.c shim/reference_data.c
+unit build_info_test shim/build_info.c
 # Every rule, every finding id: the rules and the pure helpers only (cs_finding is the test's).
 unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/json.c shim/library_names.c shim/loader_message.c \
     shim/alternatives.c shim/reference.c shim/reference_data.c shim/fatbin.c shim/image_explain.c

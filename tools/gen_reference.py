@@ -10,7 +10,7 @@ import os, shlex, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "data/cuda-reference.txt")
 OUT = os.path.join(ROOT, "shim/reference_data.c")
-WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 4, "nccl": 4, "torch": 4, "torcharch": 5}
+WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 4, "nccl": 4, "torch": 4, "torcharch": 5, "tensorflow": 5, "jax": 5}
 
 
 def ver(s):
@@ -66,6 +66,10 @@ def load():
     for n, (cuda, lo, hi, _) in rows["torcharch"]:
         if ver(lo) > ver(hi):
             errors.append("%d: torcharch %s: lowest architecture above the highest" % (n, cuda))
+    for n, (major, lin, lo, _) in rows["jax"]:
+        fl = [r for r in rows["floor"] if r[1][0] == major]
+        if fl and ver(lin) < ver(fl[0][1][1]):
+            errors.append("%d: jax for CUDA %s on a driver below that major's floor" % (n, major))
     for n, (major, lin, win, _) in rows["floor"]:
         tk = [r for r in rows["toolkit"] if ver(r[1][0])[0] == int(major)]
         if tk and ver(lin) < ver(tk[0][1][1]):
@@ -113,6 +117,15 @@ def generate(rows):
         lv, hv = ver(lo), ver(hi)
         o.append("    { %d, %d, %d }," % (cuda_code(cuda), lv[0] * 10 + lv[1], hv[0] * 10 + hv[1]))
     o += ["};", "const int cs_ref_torcharch_count = %d;" % len(rows["torcharch"]), ""]
+    o.append("const struct cs_ref_tensorflow cs_ref_tensorflow[] = {")
+    for _, (release, cuda, cudnn, src) in rows["tensorflow"]:
+        o.append("    { %s, %d, %s }," % (c_str(release), cuda_code(cuda), c_str(cudnn)))
+    o += ["};", "const int cs_ref_tensorflow_count = %d;" % len(rows["tensorflow"]), ""]
+    o.append("const struct cs_ref_jax cs_ref_jax[] = {")
+    for _, (major, lin, lo, src) in rows["jax"]:
+        lv = ver(lo)
+        o.append("    { %d, %s, %d }," % (int(major) * 1000, c_str(lin), lv[0] * 10 + lv[1]))
+    o += ["};", "const int cs_ref_jax_count = %d;" % len(rows["jax"]), ""]
     return "\n".join(o)
 
 

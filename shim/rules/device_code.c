@@ -44,7 +44,7 @@ void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_fa
              f->kernel ? f->kernel : "a device-code image", from, result, f->where, text,
              strcmp(f->where, "load") ? lazy : "");
     char fix209[2048], alternatives[1600] = "";
-    if (result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU) cs_rule_alternatives(e, cc, drv, alternatives, sizeof alternatives);
+    if (result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU) cs_rule_alternatives(e, cc, drv, 0, alternatives, sizeof alternatives);
     snprintf(fix209, sizeof fix209, "Install a build of the framework or extension that includes this GPU's architecture "
              "(or PTX it can JIT), or run on a GPU the build supports.%s%s", alternatives[0] ? " " : "", alternatives);
     const char *fix = result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU ? fix209

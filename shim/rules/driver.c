@@ -19,17 +19,19 @@ void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who_pat
     const char *lin, *win;
     cs_cuda_text(need_c, sizeof need_c, needs);
     cs_ev_driver_text(e, have_t, sizeof have_t);
-    cs_rule_alternatives(e, 0, have, alternatives, sizeof alternatives);
+    cs_rule_alternatives(e, 0, have, needs, alternatives, sizeof alternatives);
     cs_min_driver_text(mins, sizeof mins, needs, 0, &lin, &win);
     snprintf(summary, sizeof summary,
              "found %s (CUDA %s), which needs a driver for CUDA %d.x (%s); this driver is %s; upgrade the driver, "
              "or use forward compatibility, or install a build for CUDA %d",
              cs_base_name(who_path), need_c, needs / 1000, mins, have_t, have / 1000);
-    snprintf(fix, sizeof fix,
-             "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). Or, on a datacenter GPU only, install the "
-             "cuda-compat package for CUDA %s and put its directory first on LD_LIBRARY_PATH. Or install the "
-             "framework's build for CUDA %d.%s%s",
-             needs / 1000, mins, need_c, have / 1000, alternatives[0] ? " " : "", alternatives);
+    if (alternatives[0])  /* the alternatives name the builds, the driver and forward compatibility for this GPU */
+        snprintf(fix, sizeof fix, "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). %s", needs / 1000, mins, alternatives);
+    else
+        snprintf(fix, sizeof fix,
+                 "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). Or, on a datacenter GPU only, install the "
+                 "cuda-compat package for CUDA %s and put its directory first on LD_LIBRARY_PATH. Or install the "
+                 "framework's build for CUDA %d.", needs / 1000, mins, need_c, have / 1000);
     struct cs_buf b = { ev, 0, sizeof ev - 1 };
     int first = 1;
     char hv[16];

@@ -22,6 +22,7 @@ struct cs_evidence {
     int nlibs;
     int driver_version;              /* cuDriverGetVersion as the program saw it; 0: not asked */
     int device_cc;                   /* the GPU's compute capability (86); 0: unknown */
+    const char *gpu_name;            /* cuDeviceGetName's answer to the program; NULL: not asked */
     const char *kernel_module;       /* the kernel module's version; NULL: not loaded or unreadable */
     const char *kernel_module_file;  /* where it was read */
     const char *cuda_visible_devices, *ld_library_path;  /* NULL: unset */
@@ -101,6 +102,6 @@ void cs_rule_out_of_memory(const struct cs_oom *m);
 /* process.c */
 void cs_rule_forked_child(const char *api, int parent_pid);
 /* alternatives: "What would work here: ..." for this GPU and driver (empty: nothing to offer) */
-void cs_rule_alternatives(const struct cs_evidence *e, int cc, int driver, char *out, size_t cap);
+void cs_rule_alternatives(const struct cs_evidence *e, int cc, int driver, int needs, char *out, size_t cap);
 
 #endif

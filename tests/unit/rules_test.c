@@ -163,6 +163,20 @@ int main(void)
     cs_rule_driver_too_old(&ev);
     expect("a CUDA 13 runtime on a CUDA 12.2 driver", CS_F_DRIVER_TOO_OLD, CS_ERROR,
            SAYS("libcudart.so.13", "580.65.06", "535.54.03", "What would work here", "/whl/cu12"));
+    /* The GPU the program named decides whether forward compatibility is offered. */
+    reset(), driver_535();
+    ev.gpu_name = "NVIDIA H100 80GB HBM3";
+    lib("cudart", "/usr/local/cuda-13.0/lib64/libcudart.so.13", "13.0.48", 13000, NULL);
+    cs_rule_driver_too_old(&ev);
+    expect("a CUDA 13 runtime on an H100 with a CUDA 12.2 driver", CS_F_DRIVER_TOO_OLD, CS_ERROR,
+           SAYS("keep driver 535.54.03 and install NVIDIA's forward-compatibility package cuda-compat-13-0",
+                "allowed on the NVIDIA H100 80GB HBM3"));
+    reset(), driver_535();
+    ev.gpu_name = "NVIDIA GeForce RTX 3090";
+    lib("cudart", "/usr/local/cuda-13.0/lib64/libcudart.so.13", "13.0.48", 13000, NULL);
+    cs_rule_driver_too_old(&ev);
+    expect("a CUDA 13 runtime on a GeForce with a CUDA 12.2 driver", CS_F_DRIVER_TOO_OLD, CS_ERROR,
+           SAYS("forward compatibility (cuda-compat-13-0) is not an option: the NVIDIA GeForce RTX 3090 is not a data centre GPU"));
     reset(), driver_535();
     struct cs_runtime_seen rt = { "/venv/lib/libnccl.so.2", 13000 };
     ev.runtimes = &rt, ev.nruntimes = 1;
