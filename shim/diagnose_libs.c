@@ -1,6 +1,6 @@
 /* The evidence of a failing library call, for the rules of library statuses (rules/library_status.c):
- *   NCCL's ncclUnhandledCudaError: the CUDA call that failed inside NCCL, read back from the
- *   calling thread's own ring;
+ *   NCCL's ncclUnhandledCudaError and cuBLAS's CUBLAS_STATUS_NOT_INITIALIZED at handle creation:
+ *   the CUDA call that failed inside the library, read back from the calling thread's own ring;
  *   cuDNN's sub-library statuses: kept until a scan has listed the sub-library the failing call
  *   loaded a moment ago, then explained from the inventory. */
 #include <limits.h>
@@ -17,20 +17,37 @@
 
 /* --- NCCL ---------------------------------------------------------------------------------- */
 
-/* The CUDA call that failed inside the NCCL call, read back from the calling thread's own ring. */
-static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev)
+/* The driver call that failed inside a library call, read back from the calling thread's own
+ * ring (the library's own runtime calls the driver through the wrappers). */
+static int inner_failure(struct cs_thread *t, const struct cs_event *ev, struct cs_inner_failure *out)
 {
     struct cs_ring *r = t->ring;
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    const struct cs_event *bad = NULL;
     for (uint64_t k = 1; k <= 1024 && k <= head; k++) {
         const struct cs_event *e = &r->ev[(head - k) & r->mask];
-        if (e->ts < ev->ts) break;  /* from before the NCCL call */
-        if (e->api < CS_CUDA_COUNT && (e->flags & CS_EV_FAILED) && e->inside == ev->api + 1) { bad = e; break; }
+        if (e->ts < ev->ts) break;  /* from before the library call */
+        if (e->api < CS_CUDA_COUNT && (e->flags & CS_EV_FAILED) && e->inside == ev->api + 1) {
+            *out = (struct cs_inner_failure){ cs_api_name(e->api), cs_api_cuda.result_name(e->result), e->result };
+            return 1;
+        }
     }
+    return 0;
+}
+
+static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev)
+{
     struct cs_inner_failure inner;
-    if (bad) inner = (struct cs_inner_failure){ cs_api_name(bad->api), cs_api_cuda.result_name(bad->result), bad->result };
-    cs_rule_nccl_cuda_failure(cs_api_name(ev->api), bad ? &inner : NULL);
+    cs_rule_nccl_cuda_failure(cs_api_name(ev->api), inner_failure(t, ev, &inner) ? &inner : NULL);
+}
+
+/* --- cuBLAS -------------------------------------------------------------------------------- */
+
+static void cublas_not_initialized(struct cs_thread *t, const struct cs_event *ev)
+{
+    const char *call = cs_api_name(ev->api);
+    if (!strstr(call, "Create")) return;  /* a handle's other calls say NOT_INITIALIZED for a bad handle */
+    struct cs_inner_failure inner;
+    cs_rule_cublas_not_initialized(call, inner_failure(t, ev, &inner) ? &inner : NULL);
 }
 
 /* --- cuDNN --------------------------------------------------------------------------------- */
@@ -52,6 +69,8 @@ void cs_diagnose_cudnn_status(const struct cs_evidence *e)
 void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev)
 {
     if (api == &cs_api_nccl && ev->result == CS_ncclUnhandledCudaError) nccl_cuda_failure(t, ev);
+    if ((api == &cs_api_cublas || api == &cs_api_cublasLt) && ev->result == CS_CUBLAS_STATUS_NOT_INITIALIZED)
+        cublas_not_initialized(t, ev);
     if (api == &cs_api_cudnn && (ev->result == CS_CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH ||
                                  ev->result == CS_CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
                                  ev->result == CS_CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE)) {

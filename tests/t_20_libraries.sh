@@ -133,6 +133,9 @@ PY
     grep '"api":"cudnnCreate"' "$trace" | grep -q '"library_version":"9\.' || fail "cudnnCreate lacks which cuDNN"
     assert_eq "$(q count "$trace" api=cublasCreate_v2 result_name=CUBLAS_STATUS_NOT_INITIALIZED \
         error_string="the library was not initialized")" 1 "real cublasCreate_v2"
+    # No driver call failed inside it (the fake driver answers them all): cuBLAS's runtime refused it.
+    summary_of=$(python3 -c 'import json,sys; print([e["summary"] for e in map(json.loads, open(sys.argv[1])) if e.get("id") == "cublas-not-initialized"])' "$trace")
+    grep -q "at cublasCreate_v2: no driver call failed inside it" <<<"$summary_of" || fail "cublas-not-initialized: $summary_of"
     assert_eq "$(q count "$trace" api=ncclCommInitRank result_name=ncclUnhandledCudaError nranks=1 rank=0)" 1 "real ncclCommInitRank"
     grep '"api":"ncclCommInitRank"' "$trace" | grep -q '"last_error":' || fail "no ncclGetLastError text"
     # Linked (versioned references: cudnnCreate@libcudnn.so.9, cublasCreate_v2@libcublas.so.13).

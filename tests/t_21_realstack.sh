@@ -63,6 +63,9 @@ has_finding "$trace" no-gpu-visible "kernel module is not loaded" "535.261.03"
     fail "cu118: cudaGetDeviceCount -> cudaErrorNoDevice (100) is not in the trace"
 # cuInit's 100 from the runtime, and again from cuBLAS's own runtime inside cublasCreate.
 [ "$(q count "$trace" api=cuInit result=100)" -ge 2 ] || fail "cu118: cuInit's 100 (runtime and cuBLAS) is not in the trace"
+# cublasCreate's NOT_INITIALIZED is explained by the driver call that failed inside it.
+has_finding "$trace" cublas-not-initialized "cublasCreate_v2" "the CUDA call that failed inside cuBLAS is cuInit -> CUDA_ERROR_NO_DEVICE (100)" \
+    "the driver sees no GPU"
 python3 - "$trace" <<'PY' || fail "cu118: the runtime's inventory"
 import json, sys
 libs = {l["kind"]: l for l in map(json.loads, open(sys.argv[1])) if l["type"] == "library"}

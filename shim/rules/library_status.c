@@ -2,6 +2,9 @@
  *   NCCL's ncclUnhandledCudaError: the CUDA call that failed inside NCCL (NVLS multicast and
  *   CUDA virtual memory on drivers or vGPUs that refuse them are the usual ones after an NCCL
  *   upgrade);
+ *   cuBLAS's CUBLAS_STATUS_NOT_INITIALIZED at handle creation: the driver call that failed inside
+ *   it (no GPU, no memory left, a driver shut down), or none, which leaves cuBLAS's own runtime
+ *   refusing the driver;
  *   cuDNN's sub-library statuses (1002 version mismatch, 1008 loading failed, 3009 unavailable):
  *   which sub-library was loaded from where. */
 #include <limits.h>
@@ -9,6 +12,7 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "../../wrappers/gen/results.h"
 #include "rules.h"
 
 void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *bad)
@@ -43,6 +47,45 @@ void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *
                    : "Look up that CUDA result for this call; rerun with NCCL_DEBUG=INFO for NCCL's own account.");
     snprintf(evj, sizeof evj, "{\"nccl_call\":\"%s\",\"cuda_call\":\"%s\",\"cuda_result\":%d}", nccl, api, bad->result);
     cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, api, summary, fix, evj);
+}
+
+void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *bad)
+{
+    char summary[1536], evj[512];
+    const char *cause, *fix;
+    if (!bad) {
+        cause = "no driver call failed inside it, so cuBLAS's own runtime refused the driver: most often a driver "
+                "older than the CUDA this cuBLAS was built for (driver-too-old names both), or a GPU it cannot use";
+        fix = "Compare the driver's CUDA with cuBLAS's (cudashim report lists both): upgrade the driver, or install the "
+              "cuBLAS (and framework) built for the driver's CUDA major.";
+    } else if (bad->result == CS_CUDA_ERROR_NO_DEVICE) {
+        cause = "the driver sees no GPU (CUDA_VISIBLE_DEVICES, a container started without the GPU, or the kernel "
+                "module not loaded)";
+        fix = "Make the GPU visible to the process (CUDA_VISIBLE_DEVICES, the container's --gpus, nvidia-smi).";
+    } else if (bad->result == CS_CUDA_ERROR_OUT_OF_MEMORY) {
+        cause = "no device memory was left for the handle's workspace (another process, or this one's caching "
+                "allocator, holds it)";
+        fix = "Free device memory before creating the handle: other processes on the GPU (nvidia-smi), a smaller "
+              "batch, or a cap on the framework's allocator.";
+    } else if (bad->result == CS_CUDA_ERROR_NOT_INITIALIZED || bad->result == CS_CUDA_ERROR_DEINITIALIZED) {
+        cause = "the driver was not initialised or already shut down (a handle made while the process exits, or in "
+                "a child forked after CUDA started)";
+        fix = "Create cuBLAS handles before exit begins, and in a child only after exec (multiprocessing start "
+              "method 'spawn').";
+    } else {
+        cause = "that call's result is the cause";
+        fix = "Look up that CUDA result for this call: the other findings say more when it is a driver or device "
+              "failure.";
+    }
+    if (bad)
+        snprintf(summary, sizeof summary,
+                 "found CUBLAS_STATUS_NOT_INITIALIZED at %s: the CUDA call that failed inside cuBLAS is %s -> %s (%d): %s",
+                 call, bad->api, bad->result_name ? bad->result_name : "?", bad->result, cause);
+    else
+        snprintf(summary, sizeof summary, "found CUBLAS_STATUS_NOT_INITIALIZED at %s: %s", call, cause);
+    snprintf(evj, sizeof evj, "{\"cublas_call\":\"%s\",\"cuda_call\":%s%s%s,\"cuda_result\":%d}", call,
+             bad ? "\"" : "", bad ? bad->api : "null", bad ? "\"" : "", bad ? bad->result : 0);
+    cs_finding(CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR, call, summary, fix, evj);
 }
 
 static void dir_of(const char *path, char *out, size_t cap)

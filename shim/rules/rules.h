@@ -73,6 +73,7 @@ void cs_rule_result(const struct cs_evidence *e, const char *api, int result);
 /* library_status.c */
 struct cs_inner_failure { const char *api, *result_name; int result; };  /* the CUDA call that failed inside */
 void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
+void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
 void cs_rule_cudnn_sublibraries(const struct cs_evidence *e, int status, const char *status_name, const char *call);
 /* device_code.c: a module load or launch refused (209, 222, 200, 218) */
 struct cs_entry;

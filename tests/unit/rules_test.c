@@ -330,6 +330,16 @@ int main(void)
            SAYS("cuMulticastCreate", "NCCL_NVLS_ENABLE=0"));
     reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL);
     expect("NCCL's unhandled CUDA error, the call unseen", CS_F_NCCL_CUDA_FAILURE, CS_ERROR, SAYS("NCCL_DEBUG=INFO"));
+    struct cs_inner_failure nodev = { "cuInit", "CUDA_ERROR_NO_DEVICE", 100 }, no_memory = { "cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY", 2 };
+    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &nodev);
+    expect("cuBLAS not initialised: no GPU", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
+           SAYS("cuInit -> CUDA_ERROR_NO_DEVICE (100)", "the driver sees no GPU"));
+    reset(), cs_rule_cublas_not_initialized("cublasLtCreate", &no_memory);
+    expect("cuBLAS not initialised: no memory for the workspace", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
+           SAYS("cublasLtCreate", "cuMemAlloc_v2 -> CUDA_ERROR_OUT_OF_MEMORY (2)", "no device memory was left"));
+    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", NULL);
+    expect("cuBLAS not initialised, no driver call failed", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
+           SAYS("no driver call failed inside it", "driver-too-old"));
     reset(), healthy_cu121();
     lib("cudnn-sublibrary", "/usr/lib/x86_64-linux-gnu/libcudnn_engines_precompiled.so.9", "9.8.0", 90800, "ld.so.cache");
     cs_rule_cudnn_sublibraries(&ev, 1002, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "cudnnBackendFinalize");
