@@ -258,7 +258,7 @@ static int flush(struct cs_thread *t, int wait, int may_name)
     }
     int e = errno;
     struct cs_ring *r = t->ring;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     struct flush_buf *fb = t->flush_buf;
     if (!fb) {  /* made here, not at thread start: only threads whose rings are written need one */
@@ -322,7 +322,7 @@ void cs_calls_flush_all(int wait)
     if (atomic_load(&state) != 2) return;
     for (struct cs_thread *t = cs_thread_list(); t; t = t->next)
         if (atomic_load_explicit(&t->ring->tail, memory_order_relaxed) !=
-            atomic_load_explicit(&t->ring->head, memory_order_acquire))
+            atomic_load_explicit(&t->head, memory_order_acquire))
             flush(t, wait, 1);
     if (!atomic_load(&cs_crash_active)) name_noted();
 }

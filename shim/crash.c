@@ -210,7 +210,7 @@ static int put_backtrace(struct cs_buf *b, ucontext_t *uc)
 static void put_recent(struct cs_buf *b, struct cs_thread *t, int max)
 {
     struct cs_ring *r = t->ring;
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t n = h < (uint64_t)max ? h : (uint64_t)max;
     if (n > r->mask + 1) n = r->mask + 1;
     cs_put(b, "{\"tid\":"); cs_put_u64(b, (uint64_t)t->tid);
@@ -254,7 +254,7 @@ static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
     cs_put(&b, ",\"other_threads\":[");
     int shown = 0;
     for (struct cs_thread *t = cs_thread_list(); t && shown < MAX_OTHER_THREADS; t = t->next) {
-        if (t == self || atomic_load(&t->dead) || !atomic_load(&t->ring->head)) continue;
+        if (t == self || atomic_load(&t->dead) || !atomic_load(&t->head)) continue;
         if (shown++) cs_put(&b, ",");
         put_recent(&b, t, RECENT_OTHER);
     }

@@ -22,7 +22,7 @@
 static int inner_failure(struct cs_thread *t, const struct cs_event *ev, struct cs_inner_failure *out)
 {
     struct cs_ring *r = t->ring;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     for (uint64_t k = 1; k <= 1024 && k <= head; k++) {
         const struct cs_event *e = &r->ev[(head - k) & r->mask];
         if (e->ts < ev->ts) break;  /* from before the library call */

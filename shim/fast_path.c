@@ -21,7 +21,7 @@ uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event
     if (ev->kind == CS_LAUNCH_KERNEL) cs_launch_failed(t, ev);
     cs_emit(t, api, ev);
     if (!published)
-        atomic_store_explicit(&t->ring->head, atomic_load_explicit(&t->ring->head, memory_order_relaxed) + 1,
+        atomic_store_explicit(&t->head, atomic_load_explicit(&t->head, memory_order_relaxed) + 1,
                               memory_order_release);
     __atomic_store_n(&t->depth, 0, __ATOMIC_RELAXED);
     errno = saved_errno;

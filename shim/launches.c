@@ -232,7 +232,7 @@ void cs_hook_cuGraphLaunch(struct cs_thread *t, struct cs_event *ev, void *graph
 void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_event *, void *), void *arg)
 {
     for (struct cs_thread *th = cs_thread_list(); th; th = th->next) {
-        uint64_t h = atomic_load_explicit(&th->ring->head, memory_order_acquire);
+        uint64_t h = atomic_load_explicit(&th->head, memory_order_acquire);
         uint64_t span = h < th->ring->mask + 1 ? h : th->ring->mask + 1;
         if (span > LOOK_BACK) span = LOOK_BACK;
         for (uint64_t i = h; i-- > h - span;) {

@@ -7,7 +7,7 @@ struct cs_event *cs_record(struct cs_thread *t, struct cs_api *api, int idx, int
 {
     uint64_t now = cs_ticks();
     struct cs_ring *r = t->ring;
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
     struct cs_event *ev;
     (void)api;
     cs_coarse_note(now, 0);
@@ -46,7 +46,7 @@ void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int
         cs_emit(t, api, ev);
     }
     if (cs_likely(ev != &t->scratch))
-        atomic_store_explicit(&t->ring->head, atomic_load_explicit(&t->ring->head, memory_order_relaxed) + 1,
+        atomic_store_explicit(&t->head, atomic_load_explicit(&t->head, memory_order_relaxed) + 1,
                               memory_order_release);
     cs_leave(t);
 }

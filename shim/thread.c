@@ -16,7 +16,7 @@
 
 /* Every call of a thread without state takes the full path, which makes the state. */
 struct cs_thread cs_unborn = { .mode = CS_MODE_FULL };
-__thread struct cs_tl cs_tl __attribute__((tls_model("initial-exec"))) = { &cs_unborn, 0 };
+__thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec"))) = &cs_unborn;
 uint64_t _Atomic cs_coarse_ticks;
 static struct cs_thread *_Atomic threads;
 static pthread_key_t exit_key;
@@ -56,7 +56,7 @@ static struct cs_thread *reuse(void)
     for (struct cs_thread *t = atomic_load(&threads); t; t = t->next) {
         int one = 1;
         if (atomic_load(&t->dead) &&
-            (!cs_cfg.trace_all || atomic_load(&t->ring->tail) == atomic_load(&t->ring->head)) &&
+            (!cs_cfg.trace_all || atomic_load(&t->ring->tail) == atomic_load(&t->head)) &&
             atomic_compare_exchange_strong(&t->dead, &one, 2))
             return t;
     }
@@ -92,7 +92,7 @@ static struct cs_thread *thread_create(void)
         struct cs_ring *r = map(sizeof *r + n * sizeof(struct cs_event));
         if (!t || !r)
             return NULL;  /* out of memory: this thread's calls pass through unrecorded */
-        r->mask = n - 1;
+        r->mask = t->ring_mask = n - 1;
         t->ring = r;
         struct cs_thread *head = atomic_load(&threads);
         do t->next = head; while (!atomic_compare_exchange_weak(&threads, &head, t));
@@ -125,7 +125,7 @@ void cs_thread_after_fork(struct cs_thread *self)
         memset(t->calls, 0, sizeof t->calls);
         memset(t->errors, 0, sizeof t->errors);
         t->dropped = 0;
-        atomic_store(&t->ring->tail, atomic_load(&t->ring->head));
+        atomic_store(&t->ring->tail, atomic_load(&t->head));
         atomic_store(&t->flushing, 0);  /* a writer that was writing it did not come along */
         atomic_store(&t->dead, 1);
     }

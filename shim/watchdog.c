@@ -53,7 +53,7 @@ static void put_threads(struct cs_buf *b, uint64_t now)
         } else if (depth) {
             cs_put(b, ",\"inside\":"); cs_put_str(b, cs_api_name(current));
         } else {
-            uint64_t h = atomic_load(&t->ring->head);
+            uint64_t h = atomic_load(&t->head);
             if (h) { cs_put(b, ",\"last_call\":"); cs_put_str(b, cs_api_name(t->ring->ev[(h - 1) & t->ring->mask].api)); }
         }
         cs_put(b, "}");

@@ -89,11 +89,11 @@ struct cs_event {
 };
 _Static_assert(sizeof(struct cs_event) == 64, "an event is one cache line");
 
-/* head is written by its thread only, tail by the ALL-mode writer only: apart, never sharing a line. */
+/* A thread's ring. Its head is in the thread (struct cs_thread), written by that thread only, beside
+ * what the fast path reads anyway; tail is written by the ALL-mode writer only, on its own line. */
 struct cs_ring {
-    _Atomic uint64_t head;
     uint64_t mask;
-    char pad0[48];
+    char pad0[56];
     _Atomic uint64_t tail;
     char pad1[56];
     struct cs_event ev[];
@@ -118,9 +118,8 @@ struct cs_thread {
     };
     int current;                 /* global index of the outermost API the thread is inside (valid while depth) */
     struct cs_ring *ring;
-    /* The fast path's call in progress: its event's first word but the result (API, how it
-     * arrived), made before the call so that nothing needs keeping across it. */
-    uint64_t fast_word;
+    _Atomic uint64_t head;       /* the ring's next event; events before it are published */
+    uint64_t ring_mask;          /* ring->mask, here so that the fast path finds its slot from the thread */
     /* A kernel launch on the fast path: the arguments that arrive in registers, kept for the
      * launch's record should it fail (the others are still in the caller's frame then). */
     void *launch_f;
@@ -146,16 +145,9 @@ struct cs_thread {
 
 /* cs_tls is never NULL: a thread without state points at cs_unborn, whose gate sends every call
  * to the full path (which makes the state). cs_self() is how code other than a wrapper asks. */
-/* via is how the current call arrived, set by the dlsym and cuGetProcAddress entry points just
- * before they jump to the wrapper (which reads and clears it); 0 for a linked call. Both in one
- * thread-local block, so that a wrapper finds them from one address. */
-struct cs_tl { struct cs_thread *self; uint8_t via; };
-extern __thread struct cs_tl cs_tl __attribute__((tls_model("initial-exec")));
-#define cs_tls (cs_tl.self)
-#define cs_via (cs_tl.via)
+extern __thread struct cs_thread *cs_tls __attribute__((tls_model("initial-exec")));
 extern struct cs_thread cs_unborn CS_HIDDEN;
 static inline struct cs_thread *cs_self(void) { struct cs_thread *t = cs_tls; return t == &cs_unborn ? NULL : t; }
-static inline __attribute__((always_inline)) uint8_t cs_take_via(void) { uint8_t v = cs_via; cs_via = 0; return v; }
 /* A coarse clock, read by the fast path instead of the TSC: advanced by calls that take the
  * precise time (synchronising, key, failing and full-path calls). */
 extern uint64_t _Atomic cs_coarse_ticks CS_HIDDEN;
@@ -248,21 +240,22 @@ void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int
  * cs_fast_failed with the event not yet published. */
 static inline __attribute__((always_inline)) void cs_fast_enter(struct cs_thread *t, int idx)
 {
-    t->fast_word = (uint64_t)cs_take_via() << 16 | (uint16_t)idx;
     __atomic_store_n(&t->current, idx, __ATOMIC_RELAXED);
     __atomic_store_n(&t->gate, 1, __ATOMIC_RELAXED);  /* depth 1; the other bytes were 0 */
 }
 
-static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(struct cs_thread *t, int idx, uint32_t r, uint64_t *hp)
+static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(struct cs_thread *t, int idx, uint8_t via,
+                                                                             uint32_t r, uint8_t kind, uint64_t *hp)
 {
-    struct cs_ring *rg = t->ring;
-    uint64_t h = atomic_load_explicit(&rg->head, memory_order_relaxed);
-    struct cs_event *ev = &rg->ev[h & rg->mask];
+    uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+    struct cs_event *ev = &t->ring->ev[h & t->ring_mask];
     ev->ts = atomic_load_explicit(&cs_coarse_ticks, memory_order_relaxed);
-    ev->w_call = t->fast_word;  /* API and how it arrived; flags 0 */
+    ev->api = (uint16_t)idx;  /* with via and flags, constants: one store */
+    ev->via = via;
+    ev->flags = 0;
     ev->result = (int32_t)r;
     ev->seq = (uint32_t)h;
-    ev->w_launch = 0;           /* not inside another call, no launch, no duration */
+    ev->w_launch = (uint64_t)kind << 16;  /* not inside another call, no duration */
     t->calls[idx]++;
     *hp = h;
     return ev;
@@ -270,7 +263,7 @@ static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(str
 
 static inline __attribute__((always_inline)) void cs_fast_publish(struct cs_thread *t, uint64_t h)
 {
-    atomic_store_explicit(&t->ring->head, h + 1, memory_order_release);
+    atomic_store_explicit(&t->head, h + 1, memory_order_release);
     __atomic_store_n(&t->gate, 0, __ATOMIC_RELAXED);
 }
 
@@ -288,7 +281,6 @@ static inline __attribute__((always_inline)) void cs_fast_launch_record(struct c
 {
     ev->arg = (uint64_t)(uintptr_t)t->launch_f;
     ev->stream = (uint64_t)(uintptr_t)stream;
-    ev->w_launch = (uint64_t)CS_LAUNCH_KERNEL << 16;
 }
 
 void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz, uint32_t shmem);

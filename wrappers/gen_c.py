@@ -137,8 +137,10 @@ def gen_api(api, base):
         tail = ", " + args if args else ""
         if fast:
             c += fast_body(api, r, idx, args, ptypes, tail)
-            c.append("%s { cs_via = CS_VIA_DLSYM; return %s(%s); }" % (proto(r, "cs_d_" + n, "static "), n, args))
-            c.append("%s { cs_via = CS_VIA_PROCADDR; return %s(%s); }" % (proto(r, "cs_g_" + n, "static "), n, args))
+            # Each entry point inlines the fast body with its own constant: how the call arrived
+            # costs nothing at run time.
+            for v, via in (("", "CS_VIA_LINKED"), ("cs_d_", "CS_VIA_DLSYM"), ("cs_g_", "CS_VIA_PROCADDR")):
+                c.append("%s { return cs_f_%s(%s%s); }" % (proto(r, v + n, "static "), n, via, tail))
         else:
             c.append("%s { return cs_w_%s(CS_VIA_LINKED, %s%s); }" % (proto(r, n, "static "), n, real, tail))
             c.append("%s { return cs_w_%s(CS_VIA_DLSYM, %s%s); }" % (proto(r, "cs_d_" + n, "static "), n, real, tail))
@@ -186,18 +188,19 @@ def gen_api(api, base):
 
 
 def fast_body(api, r, idx, args, ptypes, tail):
-    """The linked entry point of a fast-path function: the dlsym and cuGetProcAddress entry
-    points set cs_via and jump here; anything unusual goes to the full body (cs_w_)."""
+    """The fast path, inlined into each entry point with how the call arrived as a constant;
+    anything unusual goes to the full body (cs_w_) through a cold call."""
     n, ret = r["name"], ctype(r["ret"])
     gate = "CS_GATE_ALL" if api != "cuda" else "CS_GATE_UNWATCHED"
-    c = ["static __attribute__((noinline, cold)) %s { return cs_w_%s(cs_take_via(), cs_real(&cs_api_%s, %s)%s); }"
-         % (proto(r, "cs_s_" + n), n, api, idx, tail),
-         "%s" % proto(r, n, "static "), "{",
+    params = ", ".join(["uint8_t via"] + ["%s %s" % (ctype(a), pn) for a, pn in r["params"]])
+    c = ["static __attribute__((noinline, cold)) %s cs_s_%s(%s) { return cs_w_%s(via, cs_real(&cs_api_%s, %s)%s); }"
+         % (ret, n, params, n, api, idx, tail),
+         "static inline __attribute__((always_inline)) %s cs_f_%s(%s)" % (ret, n, params), "{",
          "    typedef %s (*fn_t)(%s);" % (ret, ptypes),
          "    struct cs_thread *t = cs_tls;",
          "    fn_t real = (fn_t)atomic_load_explicit(&real_fns[%s - CS_%s_BASE], memory_order_relaxed);" % (idx, api.upper()),
-         "    if (cs_unlikely(t->gate & %s)) return cs_s_%s(%s);" % (gate, n, args),
-         "    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_%s(%s);" % (n, args),
+         "    if (cs_unlikely(t->gate & %s)) return cs_s_%s(via%s);" % (gate, n, tail),
+         "    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_%s(via%s);" % (n, tail),
          ]
     launch = r["flags"].get("fast") == "launch"
     p = [pn for _, pn in r["params"]]  # a launch: f, grid x/y/z, block x/y/z, shared memory, stream, ...
@@ -206,7 +209,7 @@ def fast_body(api, r, idx, args, ptypes, tail):
     c += ["    cs_fast_enter(t, %s);" % idx,
           "    %s r = real(%s);" % (ret, args),
           "    uint64_t cs_h;",
-          "    struct cs_event *ev = cs_fast_record(t, %s, (uint32_t)r, &cs_h);" % idx]
+          "    struct cs_event *ev = cs_fast_record(t, %s, via, (uint32_t)r, %s, &cs_h);" % (idx, "CS_LAUNCH_KERNEL" if launch else "CS_LAUNCH_NONE")]
     if launch:
         c += ["    cs_fast_launch_record(t, ev, %s);" % p[8],
               "    if (cs_unlikely(r)) cs_fast_launch_failed(t, ev, %s, %s);" % (p[6], p[7])]

@@ -57,24 +57,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
-static uint32_t cublasLtDestroy(void * lightHandle)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtDestroy(uint8_t via, void * lightHandle) { return cs_w_cublasLtDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtDestroy(uint8_t via, void * lightHandle)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtDestroy(lightHandle);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtDestroy(lightHandle);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtDestroy(via, lightHandle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtDestroy(via, lightHandle);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtDestroy);
     uint32_t r = real(lightHandle);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { cs_via = CS_VIA_DLSYM; return cublasLtDestroy(lightHandle); }
-static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { cs_via = CS_VIA_PROCADDR; return cublasLtDestroy(lightHandle); }
+static uint32_t cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_LINKED, lightHandle); }
+static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_DLSYM, lightHandle); }
+static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_PROCADDR, lightHandle); }
 static uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
 {
     static void *_Atomic slot;
@@ -102,24 +103,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
-static uint32_t cublasLtEmulationDescCreate(void * emulationDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescCreate(uint8_t via, void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescCreate(uint8_t via, void * emulationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescCreate(emulationDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescCreate(emulationDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescCreate(via, emulationDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescCreate(via, emulationDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescCreate);
     uint32_t r = real(emulationDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescCreate, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescCreate(emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescCreate(emulationDesc); }
+static uint32_t cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_LINKED, emulationDesc); }
+static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_DLSYM, emulationDesc); }
+static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, emulationDesc); }
 static uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
 {
     static void *_Atomic slot;
@@ -147,24 +149,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
-static uint32_t cublasLtEmulationDescDestroy(void * emulationDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescDestroy(uint8_t via, void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescDestroy(uint8_t via, void * emulationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescDestroy(emulationDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescDestroy(emulationDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescDestroy(via, emulationDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescDestroy(via, emulationDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescDestroy);
     uint32_t r = real(emulationDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescDestroy(emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescDestroy(emulationDesc); }
+static uint32_t cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_LINKED, emulationDesc); }
+static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, emulationDesc); }
+static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, emulationDesc); }
 static uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
 {
     static void *_Atomic slot;
@@ -192,24 +195,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescGetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescGetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescGetAttribute(via, emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescGetAttribute(via, emulationDesc, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescGetAttribute);
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescGetAttribute(emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -237,24 +241,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescInit_interna
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
-static uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescInit_internal(uint8_t via, void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescInit_internal(uint8_t via, void * emulationDesc, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescInit_internal(emulationDesc, size);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescInit_internal(emulationDesc, size);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescInit_internal(via, emulationDesc, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescInit_internal(via, emulationDesc, size);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescInit_internal);
     uint32_t r = real(emulationDesc, size);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescInit_internal, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescInit_internal(emulationDesc, size); }
-static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescInit_internal(emulationDesc, size); }
+static uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, emulationDesc, size); }
+static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, emulationDesc, size); }
+static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, emulationDesc, size); }
 static uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
 {
     static void *_Atomic slot;
@@ -282,24 +287,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescSetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescSetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescSetAttribute(via, emulationDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescSetAttribute(via, emulationDesc, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescSetAttribute);
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtEmulationDescSetAttribute(emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -479,24 +485,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacit
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
-static uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void * capacity)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheGetCapacity(capacity);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheGetCapacity(capacity);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheGetCapacity(via, capacity);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheGetCapacity(via, capacity);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity);
     uint32_t r = real(capacity);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { cs_via = CS_VIA_DLSYM; return cublasLtHeuristicsCacheGetCapacity(capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { cs_via = CS_VIA_PROCADDR; return cublasLtHeuristicsCacheGetCapacity(capacity); }
+static uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, capacity); }
+static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, capacity); }
+static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, capacity); }
 static uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
 {
     static void *_Atomic slot;
@@ -524,24 +531,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacit
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
-static uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheSetCapacity(uint8_t via, uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCacheSetCapacity(uint8_t via, uint64_t capacity)
 {
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheSetCapacity(capacity);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheSetCapacity(capacity);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheSetCapacity(via, capacity);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheSetCapacity(via, capacity);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity);
     uint32_t r = real(capacity);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { cs_via = CS_VIA_DLSYM; return cublasLtHeuristicsCacheSetCapacity(capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { cs_via = CS_VIA_PROCADDR; return cublasLtHeuristicsCacheSetCapacity(capacity); }
+static uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, capacity); }
+static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, capacity); }
+static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, capacity); }
 static uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
 {
     static void *_Atomic slot;
@@ -569,24 +577,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
-static uint32_t cublasLtLoggerForceDisable(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerForceDisable(uint8_t via) { return cs_w_cublasLtLoggerForceDisable(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerForceDisable(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerForceDisable - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerForceDisable();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerForceDisable();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerForceDisable(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerForceDisable(via);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerForceDisable);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerForceDisable, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerForceDisable, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtLoggerForceDisable(void) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerForceDisable(); }
-static uint32_t cs_g_cublasLtLoggerForceDisable(void) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerForceDisable(); }
+static uint32_t cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_LINKED); }
+static uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_DLSYM); }
+static uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_PROCADDR); }
 static uint32_t cs_v12_cublasLtLoggerForceDisable(void)
 {
     static void *_Atomic slot;
@@ -614,24 +623,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
-static uint32_t cublasLtLoggerOpenFile(void * logFile)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerOpenFile(uint8_t via, void * logFile) { return cs_w_cublasLtLoggerOpenFile(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerOpenFile(uint8_t via, void * logFile)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerOpenFile - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerOpenFile(logFile);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerOpenFile(logFile);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerOpenFile(via, logFile);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerOpenFile(via, logFile);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerOpenFile);
     uint32_t r = real(logFile);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerOpenFile, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerOpenFile, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerOpenFile(logFile); }
-static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerOpenFile(logFile); }
+static uint32_t cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_LINKED, logFile); }
+static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_DLSYM, logFile); }
+static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, logFile); }
 static uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
 {
     static void *_Atomic slot;
@@ -659,24 +669,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
-static uint32_t cublasLtLoggerSetCallback(void * callback)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetCallback(uint8_t via, void * callback) { return cs_w_cublasLtLoggerSetCallback(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetCallback(uint8_t via, void * callback)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetCallback - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetCallback(callback);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetCallback(callback);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetCallback(via, callback);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetCallback(via, callback);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetCallback);
     uint32_t r = real(callback);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetCallback, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetCallback(callback); }
-static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetCallback(callback); }
+static uint32_t cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_LINKED, callback); }
+static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_DLSYM, callback); }
+static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, callback); }
 static uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
 {
     static void *_Atomic slot;
@@ -704,24 +715,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
-static uint32_t cublasLtLoggerSetFile(void * file)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetFile(uint8_t via, void * file) { return cs_w_cublasLtLoggerSetFile(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetFile(uint8_t via, void * file)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetFile - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetFile(file);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetFile(file);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetFile(via, file);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetFile(via, file);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetFile);
     uint32_t r = real(file);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetFile, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetFile, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetFile(file); }
-static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetFile(file); }
+static uint32_t cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_LINKED, file); }
+static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_DLSYM, file); }
+static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_PROCADDR, file); }
 static uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
 {
     static void *_Atomic slot;
@@ -749,24 +761,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
-static uint32_t cublasLtLoggerSetLevel(int32_t level)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetLevel(uint8_t via, int32_t level) { return cs_w_cublasLtLoggerSetLevel(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetLevel(uint8_t via, int32_t level)
 {
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetLevel - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetLevel(level);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetLevel(level);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetLevel(via, level);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetLevel(via, level);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetLevel);
     uint32_t r = real(level);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetLevel, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetLevel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetLevel(level); }
-static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetLevel(level); }
+static uint32_t cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_LINKED, level); }
+static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_DLSYM, level); }
+static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, level); }
 static uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
 {
     static void *_Atomic slot;
@@ -794,24 +807,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
-static uint32_t cublasLtLoggerSetMask(int32_t mask)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetMask(uint8_t via, int32_t mask) { return cs_w_cublasLtLoggerSetMask(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetMask(uint8_t via, int32_t mask)
 {
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetMask - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetMask(mask);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetMask(mask);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetMask(via, mask);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetMask(via, mask);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetMask);
     uint32_t r = real(mask);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetMask, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetMask, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { cs_via = CS_VIA_DLSYM; return cublasLtLoggerSetMask(mask); }
-static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { cs_via = CS_VIA_PROCADDR; return cublasLtLoggerSetMask(mask); }
+static uint32_t cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_LINKED, mask); }
+static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_DLSYM, mask); }
+static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_PROCADDR, mask); }
 static uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
 {
     static void *_Atomic slot;
@@ -839,24 +853,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmul(uint8_t via, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmul(uint8_t via, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmul - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmul(via, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmul(via, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmul);
     uint32_t r = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmul, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmul, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { cs_via = CS_VIA_DLSYM; return cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmul(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_LINKED, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_DLSYM, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_PROCADDR, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
@@ -884,24 +899,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute);
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -929,24 +945,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCheck(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCheck(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoCheck - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCheck(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCheck(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoCheck);
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCheck, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoCheck(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 static uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     static void *_Atomic slot;
@@ -974,24 +991,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttrib
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute);
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1019,24 +1037,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttrib
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
-static uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(via, algo, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(via, algo, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute);
     uint32_t r = real(algo, attr, buf, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoConfigSetAttribute(algo, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1064,24 +1083,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetHeuristic(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetHeuristic(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic);
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoGetHeuristic(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
@@ -1109,24 +1129,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetIds(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGetIds(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoGetIds - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetIds(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetIds(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoGetIds);
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoGetIds(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 static uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
@@ -1154,24 +1175,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoInit(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoInit(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoInit - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoInit(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoInit(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoInit);
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoInit, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoInit, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulAlgoInit(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 static uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     static void *_Atomic slot;
@@ -1199,24 +1221,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescCreate(uint8_t via, void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescCreate(uint8_t via, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescCreate(via, matmulDesc, computeType, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescCreate(via, matmulDesc, computeType, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescCreate);
     uint32_t r = real(matmulDesc, computeType, scaleType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescCreate, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType); }
+static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_LINKED, matmulDesc, computeType, scaleType); }
+static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_DLSYM, matmulDesc, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, matmulDesc, computeType, scaleType); }
 static uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1244,24 +1267,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescDestroy(uint8_t via, void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescDestroy(uint8_t via, void * matmulDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescDestroy(matmulDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescDestroy(matmulDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescDestroy(via, matmulDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescDestroy(via, matmulDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescDestroy);
     uint32_t r = real(matmulDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescDestroy(matmulDesc); }
-static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescDestroy(matmulDesc); }
+static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_LINKED, matmulDesc); }
+static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, matmulDesc); }
+static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, matmulDesc); }
 static uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
@@ -1289,24 +1313,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescGetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescGetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescGetAttribute(via, matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescGetAttribute(via, matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescGetAttribute);
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1334,24 +1359,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescInit_internal(uint8_t via, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescInit_internal(uint8_t via, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescInit_internal(via, matmulDesc, size, computeType, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescInit_internal(via, matmulDesc, size, computeType, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal);
     uint32_t r = real(matmulDesc, size, computeType, scaleType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescInit_internal(matmulDesc, size, computeType, scaleType); }
+static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, matmulDesc, size, computeType, scaleType); }
 static uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1379,24 +1405,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescSetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescSetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescSetAttribute(via, matmulDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescSetAttribute(via, matmulDesc, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute);
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1424,24 +1451,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
-static uint32_t cublasLtMatmulPreferenceCreate(void * pref)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceCreate(uint8_t via, void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceCreate(uint8_t via, void * pref)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceCreate(pref);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceCreate(pref);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceCreate(via, pref);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceCreate(via, pref);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceCreate);
     uint32_t r = real(pref);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceCreate(pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceCreate(pref); }
+static uint32_t cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, pref); }
+static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, pref); }
+static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, pref); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
 {
     static void *_Atomic slot;
@@ -1469,24 +1497,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
-static uint32_t cublasLtMatmulPreferenceDestroy(void * pref)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceDestroy(uint8_t via, void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceDestroy(uint8_t via, void * pref)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceDestroy(pref);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceDestroy(pref);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceDestroy(via, pref);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceDestroy(via, pref);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy);
     uint32_t r = real(pref);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceDestroy(pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceDestroy(pref); }
+static uint32_t cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, pref); }
+static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, pref); }
+static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, pref); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
 {
     static void *_Atomic slot;
@@ -1514,24 +1543,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttrib
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceGetAttribute(via, pref, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceGetAttribute(via, pref, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute);
     uint32_t r = real(pref, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceGetAttribute(pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1559,24 +1589,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_inte
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
-static uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceInit_internal(uint8_t via, void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceInit_internal(uint8_t via, void * pref, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceInit_internal(pref, size);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceInit_internal(pref, size);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceInit_internal(via, pref, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceInit_internal(via, pref, size);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal);
     uint32_t r = real(pref, size);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceInit_internal(pref, size); }
-static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceInit_internal(pref, size); }
+static uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, pref, size); }
+static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, pref, size); }
+static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, pref, size); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
 {
     static void *_Atomic slot;
@@ -1604,24 +1635,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttrib
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
-static uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceSetAttribute(via, pref, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceSetAttribute(via, pref, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute);
     uint32_t r = real(pref, attr, buf, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatmulPreferenceSetAttribute(pref, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1649,24 +1681,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutCreate(uint8_t via, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutCreate(uint8_t via, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t, uint64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutCreate(via, matLayout, type, rows, cols, ld);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutCreate(via, matLayout, type, rows, cols, ld);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate);
     uint32_t r = real(matLayout, type, rows, cols, ld);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld); }
+static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, matLayout, type, rows, cols, ld); }
+static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, matLayout, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, matLayout, type, rows, cols, ld); }
 static uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -1694,24 +1727,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutDestroy(uint8_t via, void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutDestroy(uint8_t via, void * matLayout)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutDestroy(matLayout);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutDestroy(matLayout);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutDestroy(via, matLayout);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutDestroy(via, matLayout);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy);
     uint32_t r = real(matLayout);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutDestroy(matLayout); }
-static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutDestroy(matLayout); }
+static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, matLayout); }
+static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, matLayout); }
+static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, matLayout); }
 static uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
@@ -1739,24 +1773,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutGetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutGetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutGetAttribute(via, matLayout, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutGetAttribute(via, matLayout, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute);
     uint32_t r = real(matLayout, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutGetAttribute(matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1784,24 +1819,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutInit_internal(uint8_t via, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutInit_internal(uint8_t via, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutInit_internal(via, matLayout, size, type, rows, cols, ld);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutInit_internal(via, matLayout, size, type, rows, cols, ld);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal);
     uint32_t r = real(matLayout, size, type, rows, cols, ld);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutInit_internal(matLayout, size, type, rows, cols, ld); }
+static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, matLayout, size, type, rows, cols, ld); }
 static uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -1829,24 +1865,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutSetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutSetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutSetAttribute(via, matLayout, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutSetAttribute(via, matLayout, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute);
     uint32_t r = real(matLayout, attr, buf, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixLayoutSetAttribute(matLayout, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1874,24 +1911,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransform(uint8_t via, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransform(uint8_t via, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransform - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransform(via, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransform(via, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransform);
     uint32_t r = real(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransform, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransform, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_LINKED, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_DLSYM, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_PROCADDR, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 static uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     static void *_Atomic slot;
@@ -1919,24 +1957,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
-static uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescCreate(uint8_t via, void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescCreate(uint8_t via, void * transformDesc, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescCreate(transformDesc, scaleType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescCreate(transformDesc, scaleType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescCreate(via, transformDesc, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescCreate(via, transformDesc, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescCreate);
     uint32_t r = real(transformDesc, scaleType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescCreate(transformDesc, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescCreate(transformDesc, scaleType); }
+static uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, transformDesc, scaleType); }
+static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, transformDesc, scaleType); }
+static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, transformDesc, scaleType); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1964,24 +2003,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescDestro
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
-static uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescDestroy(uint8_t via, void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescDestroy(uint8_t via, void * transformDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescDestroy(transformDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescDestroy(transformDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescDestroy(via, transformDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescDestroy(via, transformDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy);
     uint32_t r = real(transformDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescDestroy(transformDesc); }
-static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescDestroy(transformDesc); }
+static uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, transformDesc); }
+static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, transformDesc); }
+static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, transformDesc); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
 {
     static void *_Atomic slot;
@@ -2009,24 +2049,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAtt
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescGetAttribute(via, transformDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescGetAttribute(via, transformDesc, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute);
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescGetAttribute(transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -2054,24 +2095,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_i
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
-static uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescInit_internal(uint8_t via, void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescInit_internal(uint8_t via, void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescInit_internal(via, transformDesc, size, scaleType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescInit_internal(via, transformDesc, size, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal);
     uint32_t r = real(transformDesc, size, scaleType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescInit_internal(transformDesc, size, scaleType); }
+static uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, transformDesc, size, scaleType); }
+static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, transformDesc, size, scaleType); }
+static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, transformDesc, size, scaleType); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -2099,24 +2141,25 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAtt
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(cs_take_via(), cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescSetAttribute(via, transformDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescSetAttribute(via, transformDesc, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute);
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_DLSYM; return cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cublasLtMatrixTransformDescSetAttribute(transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;

@@ -25,24 +25,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnActivationBackward(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnActivationBackward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationBackward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnActivationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnActivationBackward(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnActivationBackward(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnActivationBackward(via, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnActivationBackward(via, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnActivationBackward);
     uint32_t r = real(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnActivationBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnActivationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_DLSYM; return cudnnActivationBackward(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_PROCADDR; return cudnnActivationBackward(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_LINKED, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_DLSYM, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_PROCADDR, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -65,24 +66,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnActivationForward(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnActivationForward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationForward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnActivationForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnActivationForward(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnActivationForward(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnActivationForward(via, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnActivationForward(via, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnActivationForward);
     uint32_t r = real(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnActivationForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnActivationForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnActivationForward(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnActivationForward(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_LINKED, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_DLSYM, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_PROCADDR, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -105,24 +107,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnAddTensor(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnAddTensor(uint8_t via, void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAddTensor(uint8_t via, void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnAddTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnAddTensor(handle, alpha, aDesc, A, beta, cDesc, C);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnAddTensor(handle, alpha, aDesc, A, beta, cDesc, C);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnAddTensor(via, handle, alpha, aDesc, A, beta, cDesc, C);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnAddTensor(via, handle, alpha, aDesc, A, beta, cDesc, C);
     cs_fast_enter(t, CS_CUDNN_cudnnAddTensor);
     uint32_t r = real(handle, alpha, aDesc, A, beta, cDesc, C);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnAddTensor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnAddTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { cs_via = CS_VIA_DLSYM; return cudnnAddTensor(handle, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { cs_via = CS_VIA_PROCADDR; return cudnnAddTensor(handle, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_LINKED, handle, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_DLSYM, handle, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_PROCADDR, handle, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
@@ -145,24 +148,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnAdvVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
-static uint32_t cudnnAdvVersionCheck(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnAdvVersionCheck(uint8_t via) { return cs_w_cudnnAdvVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAdvVersionCheck(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnAdvVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnAdvVersionCheck();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnAdvVersionCheck();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnAdvVersionCheck(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnAdvVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnAdvVersionCheck);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnAdvVersionCheck, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnAdvVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnAdvVersionCheck(void) { cs_via = CS_VIA_DLSYM; return cudnnAdvVersionCheck(); }
-static uint32_t cs_g_cudnnAdvVersionCheck(void) { cs_via = CS_VIA_PROCADDR; return cudnnAdvVersionCheck(); }
+static uint32_t cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_d_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_DLSYM); }
+static uint32_t cs_g_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_PROCADDR); }
 static uint32_t cs_v8_cudnnAdvVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -212,24 +216,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendDestroyDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
-static uint32_t cudnnBackendDestroyDescriptor(void * descriptor)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendDestroyDescriptor(uint8_t via, void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendDestroyDescriptor(uint8_t via, void * descriptor)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendDestroyDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendDestroyDescriptor(descriptor);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendDestroyDescriptor(descriptor);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendDestroyDescriptor(via, descriptor);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendDestroyDescriptor(via, descriptor);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendDestroyDescriptor);
     uint32_t r = real(descriptor);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendDestroyDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendDestroyDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { cs_via = CS_VIA_DLSYM; return cudnnBackendDestroyDescriptor(descriptor); }
-static uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { cs_via = CS_VIA_PROCADDR; return cudnnBackendDestroyDescriptor(descriptor); }
+static uint32_t cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, descriptor); }
+static uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, descriptor); }
+static uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, descriptor); }
 static uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor)
 {
     static void *_Atomic slot;
@@ -306,24 +311,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendGetAttribute(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-static uint32_t cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendGetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendGetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendGetAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendGetAttribute(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendGetAttribute(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendGetAttribute(via, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendGetAttribute(via, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendGetAttribute);
     uint32_t r = real(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendGetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { cs_via = CS_VIA_DLSYM; return cudnnBackendGetAttribute(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-static uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { cs_via = CS_VIA_PROCADDR; return cudnnBackendGetAttribute(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static uint32_t cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
 static uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
@@ -346,24 +352,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendInitialize(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
-static uint32_t cudnnBackendInitialize(void * descriptor)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendInitialize(uint8_t via, void * descriptor) { return cs_w_cudnnBackendInitialize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendInitialize(uint8_t via, void * descriptor)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendInitialize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendInitialize(descriptor);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendInitialize(descriptor);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendInitialize(via, descriptor);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendInitialize(via, descriptor);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendInitialize);
     uint32_t r = real(descriptor);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendInitialize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendInitialize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { cs_via = CS_VIA_DLSYM; return cudnnBackendInitialize(descriptor); }
-static uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { cs_via = CS_VIA_PROCADDR; return cudnnBackendInitialize(descriptor); }
+static uint32_t cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_LINKED, descriptor); }
+static uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_DLSYM, descriptor); }
+static uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_PROCADDR, descriptor); }
 static uint32_t cs_v8_cudnnBackendInitialize(void * descriptor)
 {
     static void *_Atomic slot;
@@ -386,24 +393,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendPopulateCudaGraph(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
-static uint32_t cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendPopulateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendPopulateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendPopulateCudaGraph - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendPopulateCudaGraph(handle, executionPlan, variantPack, graph);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendPopulateCudaGraph(handle, executionPlan, variantPack, graph);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendPopulateCudaGraph(via, handle, executionPlan, variantPack, graph);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendPopulateCudaGraph(via, handle, executionPlan, variantPack, graph);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendPopulateCudaGraph);
     uint32_t r = real(handle, executionPlan, variantPack, graph);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendPopulateCudaGraph, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendPopulateCudaGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { cs_via = CS_VIA_DLSYM; return cudnnBackendPopulateCudaGraph(handle, executionPlan, variantPack, graph); }
-static uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { cs_via = CS_VIA_PROCADDR; return cudnnBackendPopulateCudaGraph(handle, executionPlan, variantPack, graph); }
+static uint32_t cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
+static uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
+static uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
 static uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
@@ -426,24 +434,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendSetAttribute(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-static uint32_t cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendSetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendSetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendSetAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendSetAttribute(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendSetAttribute(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendSetAttribute(via, descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendSetAttribute(via, descriptor, attributeName, attributeType, elementCount, arrayOfElements);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendSetAttribute);
     uint32_t r = real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendSetAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { cs_via = CS_VIA_DLSYM; return cudnnBackendSetAttribute(descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-static uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { cs_via = CS_VIA_PROCADDR; return cudnnBackendSetAttribute(descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static uint32_t cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
 static uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
@@ -466,24 +475,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendUpdateCudaGraph(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
-static uint32_t cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendUpdateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendUpdateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendUpdateCudaGraph - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendUpdateCudaGraph(handle, executionPlan, variantPack, graph);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendUpdateCudaGraph(handle, executionPlan, variantPack, graph);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendUpdateCudaGraph(via, handle, executionPlan, variantPack, graph);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendUpdateCudaGraph(via, handle, executionPlan, variantPack, graph);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendUpdateCudaGraph);
     uint32_t r = real(handle, executionPlan, variantPack, graph);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendUpdateCudaGraph, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendUpdateCudaGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { cs_via = CS_VIA_DLSYM; return cudnnBackendUpdateCudaGraph(handle, executionPlan, variantPack, graph); }
-static uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { cs_via = CS_VIA_PROCADDR; return cudnnBackendUpdateCudaGraph(handle, executionPlan, variantPack, graph); }
+static uint32_t cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
+static uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
+static uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
 static uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
@@ -506,24 +516,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackward(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-static uint32_t cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationBackward(uint8_t via, void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationBackward(uint8_t via, void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationBackward(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationBackward(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationBackward(via, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationBackward(via, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationBackward);
     uint32_t r = real(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { cs_via = CS_VIA_DLSYM; return cudnnBatchNormalizationBackward(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-static uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { cs_via = CS_VIA_PROCADDR; return cudnnBatchNormalizationBackward(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static uint32_t cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_LINKED, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
 static uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
     static void *_Atomic slot;
@@ -546,24 +557,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackwardEx
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationBackwardEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationBackwardEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationBackwardEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationBackwardEx(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationBackwardEx(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationBackwardEx(via, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationBackwardEx(via, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationBackwardEx);
     uint32_t r = real(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationBackwardEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationBackwardEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnBatchNormalizationBackwardEx(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnBatchNormalizationBackwardEx(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -586,24 +598,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardInf
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-static uint32_t cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationForwardInference - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardInference(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardInference(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardInference(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardInference(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationForwardInference);
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardInference, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardInference, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { cs_via = CS_VIA_DLSYM; return cudnnBatchNormalizationForwardInference(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { cs_via = CS_VIA_PROCADDR; return cudnnBatchNormalizationForwardInference(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static uint32_t cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
 static uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
     static void *_Atomic slot;
@@ -626,24 +639,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTra
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-static uint32_t cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, double, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationForwardTraining - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardTraining(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardTraining(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardTraining(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardTraining(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationForwardTraining);
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardTraining, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardTraining, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { cs_via = CS_VIA_DLSYM; return cudnnBatchNormalizationForwardTraining(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { cs_via = CS_VIA_PROCADDR; return cudnnBatchNormalizationForwardTraining(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static uint32_t cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
 static uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
     static void *_Atomic slot;
@@ -666,24 +680,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTra
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardTrainingEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationForwardTrainingEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, double, void *, void *, void *, void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardTrainingEx(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardTrainingEx(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardTrainingEx(via, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardTrainingEx(via, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx);
     uint32_t r = real(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnBatchNormalizationForwardTrainingEx(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnBatchNormalizationForwardTrainingEx(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -706,24 +721,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBuildRNNDynamic(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
-static uint32_t cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBuildRNNDynamic(uint8_t via, void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBuildRNNDynamic(uint8_t via, void * handle, void * rnnDesc, int32_t miniBatch)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBuildRNNDynamic - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBuildRNNDynamic(handle, rnnDesc, miniBatch);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBuildRNNDynamic(handle, rnnDesc, miniBatch);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBuildRNNDynamic(via, handle, rnnDesc, miniBatch);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBuildRNNDynamic(via, handle, rnnDesc, miniBatch);
     cs_fast_enter(t, CS_CUDNN_cudnnBuildRNNDynamic);
     uint32_t r = real(handle, rnnDesc, miniBatch);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBuildRNNDynamic, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBuildRNNDynamic, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { cs_via = CS_VIA_DLSYM; return cudnnBuildRNNDynamic(handle, rnnDesc, miniBatch); }
-static uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { cs_via = CS_VIA_PROCADDR; return cudnnBuildRNNDynamic(handle, rnnDesc, miniBatch); }
+static uint32_t cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_LINKED, handle, rnnDesc, miniBatch); }
+static uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_DLSYM, handle, rnnDesc, miniBatch); }
+static uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, handle, rnnDesc, miniBatch); }
 static uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
 {
     static void *_Atomic slot;
@@ -746,24 +762,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-static uint32_t cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCTCLoss(uint8_t via, void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss(uint8_t via, void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCTCLoss - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCTCLoss(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCTCLoss(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCTCLoss(via, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCTCLoss(via, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnCTCLoss);
     uint32_t r = real(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCTCLoss, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCTCLoss, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnCTCLoss(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnCTCLoss(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static uint32_t cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_LINKED, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_DLSYM, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_PROCADDR, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -786,24 +803,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-static uint32_t cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCTCLoss_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCTCLoss_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCTCLoss_v8(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCTCLoss_v8(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCTCLoss_v8(via, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCTCLoss_v8(via, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
     cs_fast_enter(t, CS_CUDNN_cudnnCTCLoss_v8);
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCTCLoss_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCTCLoss_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { cs_via = CS_VIA_DLSYM; return cudnnCTCLoss_v8(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-static uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { cs_via = CS_VIA_PROCADDR; return cudnnCTCLoss_v8(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static uint32_t cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
 static uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
     static void *_Atomic slot;
@@ -826,24 +844,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCnnVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
-static uint32_t cudnnCnnVersionCheck(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCnnVersionCheck(uint8_t via) { return cs_w_cudnnCnnVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCnnVersionCheck(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCnnVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCnnVersionCheck();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCnnVersionCheck();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCnnVersionCheck(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCnnVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnCnnVersionCheck);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCnnVersionCheck, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCnnVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCnnVersionCheck(void) { cs_via = CS_VIA_DLSYM; return cudnnCnnVersionCheck(); }
-static uint32_t cs_g_cudnnCnnVersionCheck(void) { cs_via = CS_VIA_PROCADDR; return cudnnCnnVersionCheck(); }
+static uint32_t cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_d_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_DLSYM); }
+static uint32_t cs_g_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_PROCADDR); }
 static uint32_t cs_v8_cudnnCnnVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -866,24 +885,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardBias(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-static uint32_t cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardBias(uint8_t via, void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackwardBias(uint8_t via, void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBackwardBias - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardBias(handle, alpha, dyDesc, dy, beta, dbDesc, db);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardBias(handle, alpha, dyDesc, dy, beta, dbDesc, db);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardBias(via, handle, alpha, dyDesc, dy, beta, dbDesc, db);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardBias(via, handle, alpha, dyDesc, dy, beta, dbDesc, db);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBackwardBias);
     uint32_t r = real(handle, alpha, dyDesc, dy, beta, dbDesc, db);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardBias, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardBias, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { cs_via = CS_VIA_DLSYM; return cudnnConvolutionBackwardBias(handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-static uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { cs_via = CS_VIA_PROCADDR; return cudnnConvolutionBackwardBias(handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static uint32_t cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_LINKED, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
 static uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
     static void *_Atomic slot;
@@ -906,24 +926,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardData(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-static uint32_t cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardData(uint8_t via, void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackwardData(uint8_t via, void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBackwardData - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardData(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardData(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardData(via, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardData(via, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBackwardData);
     uint32_t r = real(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardData, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardData, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_DLSYM; return cudnnConvolutionBackwardData(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_PROCADDR; return cudnnConvolutionBackwardData(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static uint32_t cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_LINKED, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_DLSYM, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
 static uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -946,24 +967,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardFilter(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-static uint32_t cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardFilter(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackwardFilter(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBackwardFilter - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardFilter(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardFilter(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardFilter(via, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardFilter(via, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBackwardFilter);
     uint32_t r = real(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardFilter, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardFilter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { cs_via = CS_VIA_DLSYM; return cudnnConvolutionBackwardFilter(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-static uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { cs_via = CS_VIA_PROCADDR; return cudnnConvolutionBackwardFilter(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static uint32_t cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
 static uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
     static void *_Atomic slot;
@@ -986,24 +1008,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBiasActivationFor
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-static uint32_t cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBiasActivationForward(uint8_t via, void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBiasActivationForward(uint8_t via, void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBiasActivationForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBiasActivationForward(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBiasActivationForward(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBiasActivationForward(via, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBiasActivationForward(via, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBiasActivationForward);
     uint32_t r = real(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBiasActivationForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBiasActivationForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnConvolutionBiasActivationForward(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-static uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnConvolutionBiasActivationForward(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static uint32_t cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
 static uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -1026,24 +1049,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionForward(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-static uint32_t cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionForward(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionForward(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionForward(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionForward(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionForward(via, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionForward(via, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionForward);
     uint32_t r = real(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnConvolutionForward(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-static uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnConvolutionForward(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static uint32_t cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_LINKED, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_DLSYM, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_PROCADDR, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -1093,24 +1117,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateActivationDescriptor(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
-static uint32_t cudnnCreateActivationDescriptor(void * activationDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateActivationDescriptor(uint8_t via, void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateActivationDescriptor(uint8_t via, void * activationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateActivationDescriptor(activationDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateActivationDescriptor(activationDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateActivationDescriptor(via, activationDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateActivationDescriptor(via, activationDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateActivationDescriptor);
     uint32_t r = real(activationDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateActivationDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateActivationDescriptor(activationDesc); }
-static uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateActivationDescriptor(activationDesc); }
+static uint32_t cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_LINKED, activationDesc); }
+static uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
+static uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
 static uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
@@ -1133,24 +1158,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateAttnDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
-static uint32_t cudnnCreateAttnDescriptor(void * attnDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateAttnDescriptor(uint8_t via, void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateAttnDescriptor(uint8_t via, void * attnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateAttnDescriptor(attnDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateAttnDescriptor(attnDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateAttnDescriptor(via, attnDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateAttnDescriptor(via, attnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateAttnDescriptor);
     uint32_t r = real(attnDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateAttnDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateAttnDescriptor(attnDesc); }
-static uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateAttnDescriptor(attnDesc); }
+static uint32_t cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_LINKED, attnDesc); }
+static uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
+static uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
 static uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
@@ -1173,24 +1199,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateCTCLossDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
-static uint32_t cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateCTCLossDescriptor(uint8_t via, void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateCTCLossDescriptor(uint8_t via, void * ctcLossDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateCTCLossDescriptor(ctcLossDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateCTCLossDescriptor(ctcLossDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateCTCLossDescriptor(via, ctcLossDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateCTCLossDescriptor(via, ctcLossDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateCTCLossDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateCTCLossDescriptor(ctcLossDesc); }
-static uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateCTCLossDescriptor(ctcLossDesc); }
+static uint32_t cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
+static uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
+static uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
 static uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
@@ -1213,24 +1240,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateConvolutionDescriptor(
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
-static uint32_t cudnnCreateConvolutionDescriptor(void * convDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateConvolutionDescriptor(uint8_t via, void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateConvolutionDescriptor(uint8_t via, void * convDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateConvolutionDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateConvolutionDescriptor(convDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateConvolutionDescriptor(convDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateConvolutionDescriptor(via, convDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateConvolutionDescriptor(via, convDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateConvolutionDescriptor);
     uint32_t r = real(convDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateConvolutionDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateConvolutionDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateConvolutionDescriptor(convDesc); }
-static uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateConvolutionDescriptor(convDesc); }
+static uint32_t cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
+static uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
+static uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
 static uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
@@ -1253,24 +1281,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateDropoutDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
-static uint32_t cudnnCreateDropoutDescriptor(void * dropoutDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateDropoutDescriptor(uint8_t via, void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateDropoutDescriptor(uint8_t via, void * dropoutDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateDropoutDescriptor(dropoutDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateDropoutDescriptor(dropoutDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateDropoutDescriptor(via, dropoutDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateDropoutDescriptor(via, dropoutDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateDropoutDescriptor);
     uint32_t r = real(dropoutDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateDropoutDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateDropoutDescriptor(dropoutDesc); }
-static uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateDropoutDescriptor(dropoutDesc); }
+static uint32_t cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
+static uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
+static uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
 static uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
@@ -1293,24 +1322,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFilterDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
-static uint32_t cudnnCreateFilterDescriptor(void * filterDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFilterDescriptor(uint8_t via, void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFilterDescriptor(uint8_t via, void * filterDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFilterDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFilterDescriptor(filterDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFilterDescriptor(filterDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFilterDescriptor(via, filterDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFilterDescriptor(via, filterDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFilterDescriptor);
     uint32_t r = real(filterDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFilterDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFilterDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateFilterDescriptor(filterDesc); }
-static uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateFilterDescriptor(filterDesc); }
+static uint32_t cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_LINKED, filterDesc); }
+static uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
+static uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
 static uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
@@ -1333,24 +1363,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsConstParamPack
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
-static uint32_t cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsConstParamPack(uint8_t via, void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsConstParamPack(uint8_t via, void * constPack, uint32_t ops)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFusedOpsConstParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsConstParamPack(constPack, ops);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsConstParamPack(constPack, ops);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsConstParamPack(via, constPack, ops);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsConstParamPack(via, constPack, ops);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFusedOpsConstParamPack);
     uint32_t r = real(constPack, ops);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { cs_via = CS_VIA_DLSYM; return cudnnCreateFusedOpsConstParamPack(constPack, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { cs_via = CS_VIA_PROCADDR; return cudnnCreateFusedOpsConstParamPack(constPack, ops); }
+static uint32_t cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, constPack, ops); }
+static uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, constPack, ops); }
+static uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack, ops); }
 static uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
 {
     static void *_Atomic slot;
@@ -1373,24 +1404,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsPlan(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
-static uint32_t cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsPlan(uint8_t via, void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsPlan(uint8_t via, void * plan, uint32_t ops)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFusedOpsPlan - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsPlan(plan, ops);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsPlan(plan, ops);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsPlan(via, plan, ops);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsPlan(via, plan, ops);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFusedOpsPlan);
     uint32_t r = real(plan, ops);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsPlan, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsPlan, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { cs_via = CS_VIA_DLSYM; return cudnnCreateFusedOpsPlan(plan, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { cs_via = CS_VIA_PROCADDR; return cudnnCreateFusedOpsPlan(plan, ops); }
+static uint32_t cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, plan, ops); }
+static uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, plan, ops); }
+static uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, plan, ops); }
 static uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
 {
     static void *_Atomic slot;
@@ -1413,24 +1445,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsVariantParamPa
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
-static uint32_t cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsVariantParamPack(uint8_t via, void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsVariantParamPack(uint8_t via, void * varPack, uint32_t ops)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFusedOpsVariantParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsVariantParamPack(varPack, ops);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsVariantParamPack(varPack, ops);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsVariantParamPack(via, varPack, ops);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsVariantParamPack(via, varPack, ops);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack);
     uint32_t r = real(varPack, ops);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { cs_via = CS_VIA_DLSYM; return cudnnCreateFusedOpsVariantParamPack(varPack, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { cs_via = CS_VIA_PROCADDR; return cudnnCreateFusedOpsVariantParamPack(varPack, ops); }
+static uint32_t cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, varPack, ops); }
+static uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack, ops); }
+static uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack, ops); }
 static uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
 {
     static void *_Atomic slot;
@@ -1453,24 +1486,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateLRNDescriptor(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
-static uint32_t cudnnCreateLRNDescriptor(void * normDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateLRNDescriptor(uint8_t via, void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateLRNDescriptor(uint8_t via, void * normDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateLRNDescriptor(normDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateLRNDescriptor(normDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateLRNDescriptor(via, normDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateLRNDescriptor(via, normDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateLRNDescriptor);
     uint32_t r = real(normDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateLRNDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateLRNDescriptor(normDesc); }
-static uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateLRNDescriptor(normDesc); }
+static uint32_t cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_LINKED, normDesc); }
+static uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, normDesc); }
+static uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, normDesc); }
 static uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc)
 {
     static void *_Atomic slot;
@@ -1493,24 +1527,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateOpTensorDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
-static uint32_t cudnnCreateOpTensorDescriptor(void * opTensorDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateOpTensorDescriptor(uint8_t via, void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateOpTensorDescriptor(uint8_t via, void * opTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateOpTensorDescriptor(opTensorDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateOpTensorDescriptor(opTensorDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateOpTensorDescriptor(via, opTensorDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateOpTensorDescriptor(via, opTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateOpTensorDescriptor);
     uint32_t r = real(opTensorDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateOpTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateOpTensorDescriptor(opTensorDesc); }
-static uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateOpTensorDescriptor(opTensorDesc); }
+static uint32_t cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
+static uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
+static uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
 static uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
@@ -1533,24 +1568,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreatePoolingDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
-static uint32_t cudnnCreatePoolingDescriptor(void * poolingDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreatePoolingDescriptor(uint8_t via, void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreatePoolingDescriptor(uint8_t via, void * poolingDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreatePoolingDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreatePoolingDescriptor(poolingDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreatePoolingDescriptor(poolingDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreatePoolingDescriptor(via, poolingDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreatePoolingDescriptor(via, poolingDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreatePoolingDescriptor);
     uint32_t r = real(poolingDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreatePoolingDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreatePoolingDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreatePoolingDescriptor(poolingDesc); }
-static uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreatePoolingDescriptor(poolingDesc); }
+static uint32_t cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
+static uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
+static uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
 static uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
@@ -1573,24 +1609,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDataDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
-static uint32_t cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateRNNDataDescriptor(uint8_t via, void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDataDescriptor(uint8_t via, void * rnnDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateRNNDataDescriptor(rnnDataDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateRNNDataDescriptor(rnnDataDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateRNNDataDescriptor(via, rnnDataDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateRNNDataDescriptor(via, rnnDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateRNNDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateRNNDataDescriptor(rnnDataDesc); }
-static uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateRNNDataDescriptor(rnnDataDesc); }
+static uint32_t cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
+static uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
+static uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
 static uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
@@ -1613,24 +1650,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDescriptor(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
-static uint32_t cudnnCreateRNNDescriptor(void * rnnDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateRNNDescriptor(uint8_t via, void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDescriptor(uint8_t via, void * rnnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateRNNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateRNNDescriptor(rnnDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateRNNDescriptor(rnnDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateRNNDescriptor(via, rnnDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateRNNDescriptor(via, rnnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateRNNDescriptor);
     uint32_t r = real(rnnDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateRNNDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateRNNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateRNNDescriptor(rnnDesc); }
-static uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateRNNDescriptor(rnnDesc); }
+static uint32_t cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
+static uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
+static uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
 static uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
@@ -1653,24 +1691,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateReduceTensorDescriptor
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
-static uint32_t cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateReduceTensorDescriptor(reduceTensorDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateReduceTensorDescriptor(reduceTensorDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateReduceTensorDescriptor(via, reduceTensorDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateReduceTensorDescriptor(via, reduceTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateReduceTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateReduceTensorDescriptor(reduceTensorDesc); }
-static uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateReduceTensorDescriptor(reduceTensorDesc); }
+static uint32_t cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
+static uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
+static uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
 static uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
@@ -1693,24 +1732,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSeqDataDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
-static uint32_t cudnnCreateSeqDataDescriptor(void * seqDataDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateSeqDataDescriptor(uint8_t via, void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSeqDataDescriptor(uint8_t via, void * seqDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateSeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateSeqDataDescriptor(seqDataDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateSeqDataDescriptor(seqDataDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateSeqDataDescriptor(via, seqDataDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateSeqDataDescriptor(via, seqDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateSeqDataDescriptor);
     uint32_t r = real(seqDataDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateSeqDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateSeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateSeqDataDescriptor(seqDataDesc); }
-static uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateSeqDataDescriptor(seqDataDesc); }
+static uint32_t cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
+static uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
+static uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
 static uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
@@ -1733,24 +1773,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSpatialTransformerDesc
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
-static uint32_t cudnnCreateSpatialTransformerDescriptor(void * stDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateSpatialTransformerDescriptor(uint8_t via, void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSpatialTransformerDescriptor(uint8_t via, void * stDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateSpatialTransformerDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateSpatialTransformerDescriptor(stDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateSpatialTransformerDescriptor(stDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateSpatialTransformerDescriptor(via, stDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateSpatialTransformerDescriptor(via, stDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor);
     uint32_t r = real(stDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateSpatialTransformerDescriptor(stDesc); }
-static uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateSpatialTransformerDescriptor(stDesc); }
+static uint32_t cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
+static uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
+static uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
 static uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
@@ -1773,24 +1814,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
-static uint32_t cudnnCreateTensorDescriptor(void * tensorDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateTensorDescriptor(uint8_t via, void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorDescriptor(uint8_t via, void * tensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateTensorDescriptor(tensorDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateTensorDescriptor(tensorDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateTensorDescriptor(via, tensorDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateTensorDescriptor(via, tensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateTensorDescriptor);
     uint32_t r = real(tensorDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateTensorDescriptor(tensorDesc); }
-static uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateTensorDescriptor(tensorDesc); }
+static uint32_t cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
+static uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
+static uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
 static uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
@@ -1813,24 +1855,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorTransformDescrip
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
-static uint32_t cudnnCreateTensorTransformDescriptor(void * transformDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateTensorTransformDescriptor(uint8_t via, void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorTransformDescriptor(uint8_t via, void * transformDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateTensorTransformDescriptor(transformDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateTensorTransformDescriptor(transformDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateTensorTransformDescriptor(via, transformDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateTensorTransformDescriptor(via, transformDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateTensorTransformDescriptor);
     uint32_t r = real(transformDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateTensorTransformDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { cs_via = CS_VIA_DLSYM; return cudnnCreateTensorTransformDescriptor(transformDesc); }
-static uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { cs_via = CS_VIA_PROCADDR; return cudnnCreateTensorTransformDescriptor(transformDesc); }
+static uint32_t cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
+static uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
+static uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
 static uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
@@ -1853,24 +1896,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveBNTensorDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
-static uint32_t cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDeriveBNTensorDescriptor(uint8_t via, void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveBNTensorDescriptor(uint8_t via, void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDeriveBNTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDeriveBNTensorDescriptor(derivedBnDesc, xDesc, mode);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDeriveBNTensorDescriptor(derivedBnDesc, xDesc, mode);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDeriveBNTensorDescriptor(via, derivedBnDesc, xDesc, mode);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDeriveBNTensorDescriptor(via, derivedBnDesc, xDesc, mode);
     cs_fast_enter(t, CS_CUDNN_cudnnDeriveBNTensorDescriptor);
     uint32_t r = real(derivedBnDesc, xDesc, mode);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDeriveBNTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDeriveBNTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { cs_via = CS_VIA_DLSYM; return cudnnDeriveBNTensorDescriptor(derivedBnDesc, xDesc, mode); }
-static uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { cs_via = CS_VIA_PROCADDR; return cudnnDeriveBNTensorDescriptor(derivedBnDesc, xDesc, mode); }
+static uint32_t cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, derivedBnDesc, xDesc, mode); }
+static uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, derivedBnDesc, xDesc, mode); }
+static uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, derivedBnDesc, xDesc, mode); }
 static uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
     static void *_Atomic slot;
@@ -1893,24 +1937,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveNormTensorDescriptor(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-static uint32_t cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDeriveNormTensorDescriptor(uint8_t via, void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveNormTensorDescriptor(uint8_t via, void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDeriveNormTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDeriveNormTensorDescriptor(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDeriveNormTensorDescriptor(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDeriveNormTensorDescriptor(via, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDeriveNormTensorDescriptor(via, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnDeriveNormTensorDescriptor);
     uint32_t r = real(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDeriveNormTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDeriveNormTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { cs_via = CS_VIA_DLSYM; return cudnnDeriveNormTensorDescriptor(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-static uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { cs_via = CS_VIA_PROCADDR; return cudnnDeriveNormTensorDescriptor(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static uint32_t cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
 static uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -1958,24 +2003,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyActivationDescriptor(
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
-static uint32_t cudnnDestroyActivationDescriptor(void * activationDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyActivationDescriptor(uint8_t via, void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyActivationDescriptor(uint8_t via, void * activationDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyActivationDescriptor(activationDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyActivationDescriptor(activationDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyActivationDescriptor(via, activationDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyActivationDescriptor(via, activationDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyActivationDescriptor);
     uint32_t r = real(activationDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyActivationDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyActivationDescriptor(activationDesc); }
-static uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyActivationDescriptor(activationDesc); }
+static uint32_t cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, activationDesc); }
+static uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
+static uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
 static uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
@@ -1998,24 +2044,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyAttnDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
-static uint32_t cudnnDestroyAttnDescriptor(void * attnDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyAttnDescriptor(uint8_t via, void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyAttnDescriptor(uint8_t via, void * attnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyAttnDescriptor(attnDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyAttnDescriptor(attnDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyAttnDescriptor(via, attnDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyAttnDescriptor(via, attnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyAttnDescriptor);
     uint32_t r = real(attnDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyAttnDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyAttnDescriptor(attnDesc); }
-static uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyAttnDescriptor(attnDesc); }
+static uint32_t cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, attnDesc); }
+static uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
+static uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
 static uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
@@ -2038,24 +2085,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyCTCLossDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
-static uint32_t cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyCTCLossDescriptor(uint8_t via, void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyCTCLossDescriptor(uint8_t via, void * ctcLossDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyCTCLossDescriptor(ctcLossDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyCTCLossDescriptor(ctcLossDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyCTCLossDescriptor(via, ctcLossDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyCTCLossDescriptor(via, ctcLossDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyCTCLossDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyCTCLossDescriptor(ctcLossDesc); }
-static uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyCTCLossDescriptor(ctcLossDesc); }
+static uint32_t cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
+static uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
+static uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
 static uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
@@ -2078,24 +2126,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyConvolutionDescriptor
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
-static uint32_t cudnnDestroyConvolutionDescriptor(void * convDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyConvolutionDescriptor(uint8_t via, void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyConvolutionDescriptor(uint8_t via, void * convDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyConvolutionDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyConvolutionDescriptor(convDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyConvolutionDescriptor(convDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyConvolutionDescriptor(via, convDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyConvolutionDescriptor(via, convDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyConvolutionDescriptor);
     uint32_t r = real(convDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyConvolutionDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyConvolutionDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyConvolutionDescriptor(convDesc); }
-static uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyConvolutionDescriptor(convDesc); }
+static uint32_t cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
+static uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
+static uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
 static uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
@@ -2118,24 +2167,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyDropoutDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
-static uint32_t cudnnDestroyDropoutDescriptor(void * dropoutDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyDropoutDescriptor(uint8_t via, void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyDropoutDescriptor(uint8_t via, void * dropoutDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyDropoutDescriptor(dropoutDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyDropoutDescriptor(dropoutDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyDropoutDescriptor(via, dropoutDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyDropoutDescriptor(via, dropoutDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyDropoutDescriptor);
     uint32_t r = real(dropoutDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyDropoutDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyDropoutDescriptor(dropoutDesc); }
-static uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyDropoutDescriptor(dropoutDesc); }
+static uint32_t cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
+static uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
+static uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
 static uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
@@ -2158,24 +2208,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFilterDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
-static uint32_t cudnnDestroyFilterDescriptor(void * filterDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFilterDescriptor(uint8_t via, void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFilterDescriptor(uint8_t via, void * filterDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFilterDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFilterDescriptor(filterDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFilterDescriptor(filterDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFilterDescriptor(via, filterDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFilterDescriptor(via, filterDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFilterDescriptor);
     uint32_t r = real(filterDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFilterDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFilterDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyFilterDescriptor(filterDesc); }
-static uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyFilterDescriptor(filterDesc); }
+static uint32_t cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, filterDesc); }
+static uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
+static uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
 static uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
@@ -2198,24 +2249,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsConstParamPac
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
-static uint32_t cudnnDestroyFusedOpsConstParamPack(void * constPack)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsConstParamPack(uint8_t via, void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsConstParamPack(uint8_t via, void * constPack)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFusedOpsConstParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsConstParamPack(constPack);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsConstParamPack(constPack);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsConstParamPack(via, constPack);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsConstParamPack(via, constPack);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack);
     uint32_t r = real(constPack);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { cs_via = CS_VIA_DLSYM; return cudnnDestroyFusedOpsConstParamPack(constPack); }
-static uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyFusedOpsConstParamPack(constPack); }
+static uint32_t cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, constPack); }
+static uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, constPack); }
+static uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack); }
 static uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack)
 {
     static void *_Atomic slot;
@@ -2238,24 +2290,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsPlan(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
-static uint32_t cudnnDestroyFusedOpsPlan(void * plan)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsPlan(uint8_t via, void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsPlan(uint8_t via, void * plan)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFusedOpsPlan - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsPlan(plan);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsPlan(plan);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsPlan(via, plan);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsPlan(via, plan);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFusedOpsPlan);
     uint32_t r = real(plan);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsPlan, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsPlan, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { cs_via = CS_VIA_DLSYM; return cudnnDestroyFusedOpsPlan(plan); }
-static uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyFusedOpsPlan(plan); }
+static uint32_t cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, plan); }
+static uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, plan); }
+static uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, plan); }
 static uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan)
 {
     static void *_Atomic slot;
@@ -2278,24 +2331,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsVariantParamP
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
-static uint32_t cudnnDestroyFusedOpsVariantParamPack(void * varPack)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsVariantParamPack(uint8_t via, void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsVariantParamPack(uint8_t via, void * varPack)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsVariantParamPack(varPack);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsVariantParamPack(varPack);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsVariantParamPack(via, varPack);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsVariantParamPack(via, varPack);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack);
     uint32_t r = real(varPack);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { cs_via = CS_VIA_DLSYM; return cudnnDestroyFusedOpsVariantParamPack(varPack); }
-static uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyFusedOpsVariantParamPack(varPack); }
+static uint32_t cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, varPack); }
+static uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack); }
+static uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack); }
 static uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack)
 {
     static void *_Atomic slot;
@@ -2318,24 +2372,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyLRNDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
-static uint32_t cudnnDestroyLRNDescriptor(void * lrnDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyLRNDescriptor(uint8_t via, void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyLRNDescriptor(uint8_t via, void * lrnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyLRNDescriptor(lrnDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyLRNDescriptor(lrnDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyLRNDescriptor(via, lrnDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyLRNDescriptor(via, lrnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyLRNDescriptor);
     uint32_t r = real(lrnDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyLRNDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyLRNDescriptor(lrnDesc); }
-static uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyLRNDescriptor(lrnDesc); }
+static uint32_t cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, lrnDesc); }
+static uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, lrnDesc); }
+static uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, lrnDesc); }
 static uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc)
 {
     static void *_Atomic slot;
@@ -2358,24 +2413,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyOpTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
-static uint32_t cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyOpTensorDescriptor(uint8_t via, void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyOpTensorDescriptor(uint8_t via, void * opTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyOpTensorDescriptor(opTensorDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyOpTensorDescriptor(opTensorDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyOpTensorDescriptor(via, opTensorDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyOpTensorDescriptor(via, opTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyOpTensorDescriptor);
     uint32_t r = real(opTensorDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyOpTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyOpTensorDescriptor(opTensorDesc); }
-static uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyOpTensorDescriptor(opTensorDesc); }
+static uint32_t cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
+static uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
+static uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
 static uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
@@ -2398,24 +2454,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyPoolingDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
-static uint32_t cudnnDestroyPoolingDescriptor(void * poolingDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyPoolingDescriptor(uint8_t via, void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyPoolingDescriptor(uint8_t via, void * poolingDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyPoolingDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyPoolingDescriptor(poolingDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyPoolingDescriptor(poolingDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyPoolingDescriptor(via, poolingDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyPoolingDescriptor(via, poolingDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyPoolingDescriptor);
     uint32_t r = real(poolingDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyPoolingDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyPoolingDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyPoolingDescriptor(poolingDesc); }
-static uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyPoolingDescriptor(poolingDesc); }
+static uint32_t cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
+static uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
+static uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
 static uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
@@ -2438,24 +2495,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDataDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
-static uint32_t cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyRNNDataDescriptor(uint8_t via, void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDataDescriptor(uint8_t via, void * rnnDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyRNNDataDescriptor(rnnDataDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyRNNDataDescriptor(rnnDataDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyRNNDataDescriptor(via, rnnDataDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyRNNDataDescriptor(via, rnnDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyRNNDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyRNNDataDescriptor(rnnDataDesc); }
-static uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyRNNDataDescriptor(rnnDataDesc); }
+static uint32_t cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
+static uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
+static uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
 static uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
@@ -2478,24 +2536,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
-static uint32_t cudnnDestroyRNNDescriptor(void * rnnDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyRNNDescriptor(uint8_t via, void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDescriptor(uint8_t via, void * rnnDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyRNNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyRNNDescriptor(rnnDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyRNNDescriptor(rnnDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyRNNDescriptor(via, rnnDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyRNNDescriptor(via, rnnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyRNNDescriptor);
     uint32_t r = real(rnnDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyRNNDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyRNNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyRNNDescriptor(rnnDesc); }
-static uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyRNNDescriptor(rnnDesc); }
+static uint32_t cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
+static uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
+static uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
 static uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
@@ -2518,24 +2577,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyReduceTensorDescripto
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
-static uint32_t cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyReduceTensorDescriptor(reduceTensorDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyReduceTensorDescriptor(reduceTensorDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyReduceTensorDescriptor(via, reduceTensorDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyReduceTensorDescriptor(via, reduceTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyReduceTensorDescriptor(reduceTensorDesc); }
-static uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyReduceTensorDescriptor(reduceTensorDesc); }
+static uint32_t cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
+static uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
+static uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
 static uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
@@ -2558,24 +2618,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySeqDataDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
-static uint32_t cudnnDestroySeqDataDescriptor(void * seqDataDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroySeqDataDescriptor(uint8_t via, void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySeqDataDescriptor(uint8_t via, void * seqDataDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroySeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroySeqDataDescriptor(seqDataDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroySeqDataDescriptor(seqDataDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroySeqDataDescriptor(via, seqDataDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroySeqDataDescriptor(via, seqDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroySeqDataDescriptor);
     uint32_t r = real(seqDataDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroySeqDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroySeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroySeqDataDescriptor(seqDataDesc); }
-static uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroySeqDataDescriptor(seqDataDesc); }
+static uint32_t cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
+static uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
+static uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
 static uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
@@ -2598,24 +2659,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySpatialTransformerDes
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
-static uint32_t cudnnDestroySpatialTransformerDescriptor(void * stDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroySpatialTransformerDescriptor(uint8_t via, void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySpatialTransformerDescriptor(uint8_t via, void * stDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroySpatialTransformerDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroySpatialTransformerDescriptor(stDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroySpatialTransformerDescriptor(stDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroySpatialTransformerDescriptor(via, stDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroySpatialTransformerDescriptor(via, stDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor);
     uint32_t r = real(stDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroySpatialTransformerDescriptor(stDesc); }
-static uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroySpatialTransformerDescriptor(stDesc); }
+static uint32_t cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
+static uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
+static uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
 static uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
@@ -2638,24 +2700,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
-static uint32_t cudnnDestroyTensorDescriptor(void * tensorDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyTensorDescriptor(uint8_t via, void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorDescriptor(uint8_t via, void * tensorDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyTensorDescriptor(tensorDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyTensorDescriptor(tensorDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyTensorDescriptor(via, tensorDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyTensorDescriptor(via, tensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyTensorDescriptor);
     uint32_t r = real(tensorDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyTensorDescriptor(tensorDesc); }
-static uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyTensorDescriptor(tensorDesc); }
+static uint32_t cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
+static uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
+static uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
 static uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
@@ -2678,24 +2741,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorTransformDescri
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
-static uint32_t cudnnDestroyTensorTransformDescriptor(void * transformDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyTensorTransformDescriptor(uint8_t via, void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorTransformDescriptor(uint8_t via, void * transformDesc)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyTensorTransformDescriptor(transformDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyTensorTransformDescriptor(transformDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyTensorTransformDescriptor(via, transformDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyTensorTransformDescriptor(via, transformDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyTensorTransformDescriptor);
     uint32_t r = real(transformDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { cs_via = CS_VIA_DLSYM; return cudnnDestroyTensorTransformDescriptor(transformDesc); }
-static uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { cs_via = CS_VIA_PROCADDR; return cudnnDestroyTensorTransformDescriptor(transformDesc); }
+static uint32_t cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
+static uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
+static uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
 static uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
@@ -2718,24 +2782,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationBackwar
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-static uint32_t cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDivisiveNormalizationBackward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormalizationBackward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDivisiveNormalizationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDivisiveNormalizationBackward(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDivisiveNormalizationBackward(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDivisiveNormalizationBackward(via, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDivisiveNormalizationBackward(via, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
     cs_fast_enter(t, CS_CUDNN_cudnnDivisiveNormalizationBackward);
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDivisiveNormalizationBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDivisiveNormalizationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { cs_via = CS_VIA_DLSYM; return cudnnDivisiveNormalizationBackward(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-static uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { cs_via = CS_VIA_PROCADDR; return cudnnDivisiveNormalizationBackward(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static uint32_t cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
 static uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
     static void *_Atomic slot;
@@ -2758,24 +2823,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationForward
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-static uint32_t cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDivisiveNormalizationForward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormalizationForward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDivisiveNormalizationForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDivisiveNormalizationForward(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDivisiveNormalizationForward(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDivisiveNormalizationForward(via, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDivisiveNormalizationForward(via, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnDivisiveNormalizationForward);
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDivisiveNormalizationForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDivisiveNormalizationForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnDivisiveNormalizationForward(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-static uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnDivisiveNormalizationForward(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static uint32_t cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -2798,24 +2864,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutBackward(uint8_t via, void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutBackward(uint8_t via, void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutBackward(via, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutBackward(via, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutBackward);
     uint32_t r = real(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_LINKED, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_DLSYM, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_PROCADDR, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -2838,24 +2905,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutForward(uint8_t via, void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutForward(uint8_t via, void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutForward(via, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutForward(via, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutForward);
     uint32_t r = real(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_LINKED, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_DLSYM, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_PROCADDR, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -2878,24 +2946,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetReserveSpaceSize(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
-static uint32_t cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutGetReserveSpaceSize(uint8_t via, void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetReserveSpaceSize(uint8_t via, void * xdesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutGetReserveSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutGetReserveSpaceSize(xdesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutGetReserveSpaceSize(xdesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutGetReserveSpaceSize(via, xdesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutGetReserveSpaceSize(via, xdesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutGetReserveSpaceSize);
     uint32_t r = real(xdesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnDropoutGetReserveSpaceSize(xdesc, sizeInBytes); }
-static uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnDropoutGetReserveSpaceSize(xdesc, sizeInBytes); }
+static uint32_t cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, xdesc, sizeInBytes); }
+static uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, xdesc, sizeInBytes); }
+static uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, xdesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -2918,24 +2987,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetStatesSize(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
-static uint32_t cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutGetStatesSize(uint8_t via, void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetStatesSize(uint8_t via, void * handle, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutGetStatesSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutGetStatesSize(handle, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutGetStatesSize(handle, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutGetStatesSize(via, handle, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutGetStatesSize(via, handle, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutGetStatesSize);
     uint32_t r = real(handle, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutGetStatesSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutGetStatesSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnDropoutGetStatesSize(handle, sizeInBytes); }
-static uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnDropoutGetStatesSize(handle, sizeInBytes); }
+static uint32_t cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_LINKED, handle, sizeInBytes); }
+static uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, handle, sizeInBytes); }
+static uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, handle, sizeInBytes); }
 static uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -2958,24 +3028,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataA
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardDataAlgorithm(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardDataAlgorithm(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithm(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithm(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithm(via, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithm(via, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm);
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_DLSYM; return cudnnFindConvolutionBackwardDataAlgorithm(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_PROCADDR; return cudnnFindConvolutionBackwardDataAlgorithm(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -2998,24 +3069,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataA
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(uint8_t via, void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(uint8_t via, void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(via, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(via, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx);
     uint32_t r = real(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnFindConvolutionBackwardDataAlgorithmEx(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnFindConvolutionBackwardDataAlgorithmEx(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -3038,24 +3110,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilte
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(via, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(via, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm);
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_DLSYM; return cudnnFindConvolutionBackwardFilterAlgorithm(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_PROCADDR; return cudnnFindConvolutionBackwardFilterAlgorithm(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -3078,24 +3151,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilte
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(via, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(via, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
     uint32_t r = real(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -3118,24 +3192,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgori
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionForwardAlgorithm(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionForwardAlgorithm(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionForwardAlgorithm - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionForwardAlgorithm(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionForwardAlgorithm(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionForwardAlgorithm(via, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionForwardAlgorithm(via, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm);
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_DLSYM; return cudnnFindConvolutionForwardAlgorithm(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_PROCADDR; return cudnnFindConvolutionForwardAlgorithm(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -3158,24 +3233,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgori
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionForwardAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionForwardAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionForwardAlgorithmEx(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionForwardAlgorithmEx(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionForwardAlgorithmEx(via, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionForwardAlgorithmEx(via, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx);
     uint32_t r = real(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnFindConvolutionForwardAlgorithmEx(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnFindConvolutionForwardAlgorithmEx(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -3198,24 +3274,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFusedOpsExecute(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
-static uint32_t cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFusedOpsExecute(uint8_t via, void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFusedOpsExecute(uint8_t via, void * handle, void * plan, void * varPack)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFusedOpsExecute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFusedOpsExecute(handle, plan, varPack);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFusedOpsExecute(handle, plan, varPack);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFusedOpsExecute(via, handle, plan, varPack);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFusedOpsExecute(via, handle, plan, varPack);
     cs_fast_enter(t, CS_CUDNN_cudnnFusedOpsExecute);
     uint32_t r = real(handle, plan, varPack);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFusedOpsExecute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFusedOpsExecute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { cs_via = CS_VIA_DLSYM; return cudnnFusedOpsExecute(handle, plan, varPack); }
-static uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { cs_via = CS_VIA_PROCADDR; return cudnnFusedOpsExecute(handle, plan, varPack); }
+static uint32_t cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_LINKED, handle, plan, varPack); }
+static uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_DLSYM, handle, plan, varPack); }
+static uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_PROCADDR, handle, plan, varPack); }
 static uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
 {
     static void *_Atomic slot;
@@ -3238,24 +3315,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetActivationDescriptor(uint8_t via, void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDescriptor(uint8_t via, void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetActivationDescriptor(activationDesc, mode, reluNanOpt, coef);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetActivationDescriptor(activationDesc, mode, reluNanOpt, coef);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
     cs_fast_enter(t, CS_CUDNN_cudnnGetActivationDescriptor);
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetActivationDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { cs_via = CS_VIA_DLSYM; return cudnnGetActivationDescriptor(activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { cs_via = CS_VIA_PROCADDR; return cudnnGetActivationDescriptor(activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
     static void *_Atomic slot;
@@ -3278,24 +3356,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptorSwish
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
-static uint32_t cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, void * swish_beta)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetActivationDescriptorSwishBeta - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetActivationDescriptorSwishBeta(activationDesc, swish_beta);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetActivationDescriptorSwishBeta(activationDesc, swish_beta);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
     cs_fast_enter(t, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta);
     uint32_t r = real(activationDesc, swish_beta);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { cs_via = CS_VIA_DLSYM; return cudnnGetActivationDescriptorSwishBeta(activationDesc, swish_beta); }
-static uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { cs_via = CS_VIA_PROCADDR; return cudnnGetActivationDescriptorSwishBeta(activationDesc, swish_beta); }
+static uint32_t cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
+static uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
+static uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
 static uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
 {
     static void *_Atomic slot;
@@ -3318,24 +3397,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetAttnDescriptor(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetAttnDescriptor(uint8_t via, void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetAttnDescriptor(uint8_t via, void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     cs_fast_enter(t, CS_CUDNN_cudnnGetAttnDescriptor);
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetAttnDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { cs_via = CS_VIA_DLSYM; return cudnnGetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { cs_via = CS_VIA_PROCADDR; return cudnnGetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
     static void *_Atomic slot;
@@ -3358,24 +3438,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationBackwar
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-static uint32_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(via, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(via, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize);
     uint32_t r = real(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetBatchNormalizationBackwardExWorkspaceSize(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetBatchNormalizationBackwardExWorkspaceSize(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static uint32_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3398,24 +3479,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationForward
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-static uint32_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(via, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(via, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize);
     uint32_t r = real(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static uint32_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3438,24 +3520,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationTrainin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-static uint32_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(via, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(via, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize);
     uint32_t r = real(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static uint32_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3478,24 +3561,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
-static uint32_t cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, void * compType)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor(ctcLossDesc, compType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor(ctcLossDesc, compType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor(via, ctcLossDesc, compType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor(via, ctcLossDesc, compType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc, compType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { cs_via = CS_VIA_DLSYM; return cudnnGetCTCLossDescriptor(ctcLossDesc, compType); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { cs_via = CS_VIA_PROCADDR; return cudnnGetCTCLossDescriptor(ctcLossDesc, compType); }
+static uint32_t cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
 static uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
 {
     static void *_Atomic slot;
@@ -3518,24 +3602,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptorEx(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptorEx);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptorEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { cs_via = CS_VIA_DLSYM; return cudnnGetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { cs_via = CS_VIA_PROCADDR; return cudnnGetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
     static void *_Atomic slot;
@@ -3558,24 +3643,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v8(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v8);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { cs_via = CS_VIA_DLSYM; return cudnnGetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { cs_via = CS_VIA_PROCADDR; return cudnnGetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
@@ -3598,24 +3684,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v9(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptor_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v9);
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { cs_via = CS_VIA_DLSYM; return cudnnGetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { cs_via = CS_VIA_PROCADDR; return cudnnGetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
@@ -3638,24 +3725,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-static uint32_t cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossWorkspaceSize(uint8_t via, void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorkspaceSize(uint8_t via, void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossWorkspaceSize(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossWorkspaceSize(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossWorkspaceSize(via, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossWorkspaceSize(via, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize);
     uint32_t r = real(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetCTCLossWorkspaceSize(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetCTCLossWorkspaceSize(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static uint32_t cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3678,24 +3766,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize_v8(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-static uint32_t cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossWorkspaceSize_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorkspaceSize_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossWorkspaceSize_v8(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossWorkspaceSize_v8(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossWorkspaceSize_v8(via, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossWorkspaceSize_v8(via, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8);
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetCTCLossWorkspaceSize_v8(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetCTCLossWorkspaceSize_v8(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static uint32_t cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3718,24 +3807,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCallback(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
-static uint32_t cudnnGetCallback(void * mask, void * udata, void * fptr)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCallback(uint8_t via, void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCallback(uint8_t via, void * mask, void * udata, void * fptr)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCallback - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCallback(mask, udata, fptr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCallback(mask, udata, fptr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCallback(via, mask, udata, fptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCallback(via, mask, udata, fptr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCallback);
     uint32_t r = real(mask, udata, fptr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCallback, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { cs_via = CS_VIA_DLSYM; return cudnnGetCallback(mask, udata, fptr); }
-static uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { cs_via = CS_VIA_PROCADDR; return cudnnGetCallback(mask, udata, fptr); }
+static uint32_t cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_LINKED, mask, udata, fptr); }
+static uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
+static uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
 static uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
@@ -3758,24 +3848,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dDescriptor(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolution2dDescriptor(uint8_t via, void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2dDescriptor(uint8_t via, void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolution2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolution2dDescriptor);
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolution2dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolution2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
     static void *_Atomic slot;
@@ -3798,24 +3889,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dForwardOutpu
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-static uint32_t cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolution2dForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2dForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolution2dForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolution2dForwardOutputDim(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolution2dForwardOutputDim(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolution2dForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, n, c, h, w);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolution2dForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim);
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolution2dForwardOutputDim(convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-static uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolution2dForwardOutputDim(convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static uint32_t cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
 static uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
@@ -3838,24 +3930,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAl
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
-static uint32_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(uint8_t via, void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(uint8_t via, void * handle, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, count);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, count);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(via, handle, count);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(via, handle, count);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount);
     uint32_t r = real(handle, count);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, count); }
+static uint32_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
 static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
@@ -3878,24 +3971,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAl
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(via, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(via, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7);
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -3918,24 +4012,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataWo
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-static uint32_t cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(via, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(via, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize);
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static uint32_t cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3958,24 +4053,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
-static uint32_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(uint8_t via, void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(uint8_t via, void * handle, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, count);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, count);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(via, handle, count);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(via, handle, count);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount);
     uint32_t r = real(handle, count);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, count); }
+static uint32_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
 static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
@@ -3998,24 +4094,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(via, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(via, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7);
     uint32_t r = real(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -4038,24 +4135,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-static uint32_t cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(via, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(via, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize);
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static uint32_t cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -4078,24 +4176,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorit
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
-static uint32_t cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(uint8_t via, void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(uint8_t via, void * handle, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(handle, count);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(handle, count);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(via, handle, count);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(via, handle, count);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount);
     uint32_t r = real(handle, count);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionForwardAlgorithmMaxCount(handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionForwardAlgorithmMaxCount(handle, count); }
+static uint32_t cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
+static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
 static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
@@ -4118,24 +4217,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorit
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionForwardAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardAlgorithm_v7(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardAlgorithm_v7(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardAlgorithm_v7(via, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardAlgorithm_v7(via, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7);
     uint32_t r = real(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionForwardAlgorithm_v7(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionForwardAlgorithm_v7(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -4158,24 +4258,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardWorkspa
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-static uint32_t cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionForwardWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardWorkspaceSize(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardWorkspaceSize(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardWorkspaceSize(via, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardWorkspaceSize(via, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize);
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionForwardWorkspaceSize(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionForwardWorkspaceSize(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static uint32_t cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -4198,24 +4299,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionGroupCount(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
-static uint32_t cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionGroupCount(uint8_t via, void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionGroupCount(uint8_t via, void * convDesc, void * groupCount)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionGroupCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionGroupCount(convDesc, groupCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionGroupCount(convDesc, groupCount);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionGroupCount(via, convDesc, groupCount);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionGroupCount(via, convDesc, groupCount);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionGroupCount);
     uint32_t r = real(convDesc, groupCount);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionGroupCount, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionGroupCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionGroupCount(convDesc, groupCount); }
-static uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionGroupCount(convDesc, groupCount); }
+static uint32_t cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
+static uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
+static uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
 static uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
 {
     static void *_Atomic slot;
@@ -4238,24 +4340,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionMathType(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
-static uint32_t cudnnGetConvolutionMathType(void * convDesc, void * mathType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionMathType(uint8_t via, void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionMathType(uint8_t via, void * convDesc, void * mathType)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionMathType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionMathType(convDesc, mathType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionMathType(convDesc, mathType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionMathType(via, convDesc, mathType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionMathType(via, convDesc, mathType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionMathType);
     uint32_t r = real(convDesc, mathType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionMathType, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionMathType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionMathType(convDesc, mathType); }
-static uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionMathType(convDesc, mathType); }
+static uint32_t cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
+static uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
+static uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
 static uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType)
 {
     static void *_Atomic slot;
@@ -4278,24 +4381,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdDescriptor(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-static uint32_t cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionNdDescriptor(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionNdDescriptor(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionNdDescriptor(via, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionNdDescriptor(via, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionNdDescriptor);
     uint32_t r = real(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionNdDescriptor(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-static uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionNdDescriptor(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static uint32_t cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
 static uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
     static void *_Atomic slot;
@@ -4318,24 +4422,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdForwardOutpu
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-static uint32_t cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionNdForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNdForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionNdForwardOutputDim(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionNdForwardOutputDim(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionNdForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionNdForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim);
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionNdForwardOutputDim(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-static uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionNdForwardOutputDim(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static uint32_t cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
 static uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
     static void *_Atomic slot;
@@ -4358,24 +4463,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionReorderType(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
-static uint32_t cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionReorderType(uint8_t via, void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionReorderType(uint8_t via, void * convDesc, void * reorderType)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionReorderType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionReorderType(convDesc, reorderType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionReorderType(convDesc, reorderType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionReorderType(via, convDesc, reorderType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionReorderType(via, convDesc, reorderType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionReorderType);
     uint32_t r = real(convDesc, reorderType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionReorderType, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionReorderType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { cs_via = CS_VIA_DLSYM; return cudnnGetConvolutionReorderType(convDesc, reorderType); }
-static uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { cs_via = CS_VIA_PROCADDR; return cudnnGetConvolutionReorderType(convDesc, reorderType); }
+static uint32_t cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
+static uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
+static uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
 static uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
 {
     static void *_Atomic slot;
@@ -4425,24 +4531,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetDropoutDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
-static uint32_t cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetDropoutDescriptor(dropoutDesc, handle, dropout, states, seed);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetDropoutDescriptor(dropoutDesc, handle, dropout, states, seed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, seed);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, seed);
     cs_fast_enter(t, CS_CUDNN_cudnnGetDropoutDescriptor);
     uint32_t r = real(dropoutDesc, handle, dropout, states, seed);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetDropoutDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { cs_via = CS_VIA_DLSYM; return cudnnGetDropoutDescriptor(dropoutDesc, handle, dropout, states, seed); }
-static uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { cs_via = CS_VIA_PROCADDR; return cudnnGetDropoutDescriptor(dropoutDesc, handle, dropout, states, seed); }
+static uint32_t cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, seed); }
+static uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, seed); }
+static uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, seed); }
 static uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
     static void *_Atomic slot;
@@ -4490,24 +4597,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilter4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilter4dDescriptor(uint8_t via, void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilter4dDescriptor(uint8_t via, void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFilter4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFilter4dDescriptor);
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilter4dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilter4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { cs_via = CS_VIA_DLSYM; return cudnnGetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { cs_via = CS_VIA_PROCADDR; return cudnnGetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
@@ -4530,24 +4638,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-static uint32_t cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilterNdDescriptor(uint8_t via, void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterNdDescriptor(uint8_t via, void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFilterNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilterNdDescriptor(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilterNdDescriptor(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilterNdDescriptor(via, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilterNdDescriptor(via, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFilterNdDescriptor);
     uint32_t r = real(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilterNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilterNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { cs_via = CS_VIA_DLSYM; return cudnnGetFilterNdDescriptor(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { cs_via = CS_VIA_PROCADDR; return cudnnGetFilterNdDescriptor(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static uint32_t cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
@@ -4570,24 +4679,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterSizeInBytes(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
-static uint32_t cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilterSizeInBytes(uint8_t via, void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterSizeInBytes(uint8_t via, void * filterDesc, void * size)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFilterSizeInBytes - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilterSizeInBytes(filterDesc, size);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilterSizeInBytes(filterDesc, size);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilterSizeInBytes(via, filterDesc, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilterSizeInBytes(via, filterDesc, size);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFilterSizeInBytes);
     uint32_t r = real(filterDesc, size);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilterSizeInBytes, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilterSizeInBytes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { cs_via = CS_VIA_DLSYM; return cudnnGetFilterSizeInBytes(filterDesc, size); }
-static uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { cs_via = CS_VIA_PROCADDR; return cudnnGetFilterSizeInBytes(filterDesc, size); }
+static uint32_t cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, filterDesc, size); }
+static uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, filterDesc, size); }
+static uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, filterDesc, size); }
 static uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
 {
     static void *_Atomic slot;
@@ -4610,24 +4720,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFoldedConvBackwardDataDes
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-static uint32_t cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFoldedConvBackwardDataDescriptors(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFoldedConvBackwardDataDescriptors(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFoldedConvBackwardDataDescriptors(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFoldedConvBackwardDataDescriptors(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFoldedConvBackwardDataDescriptors(via, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFoldedConvBackwardDataDescriptors(via, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors);
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { cs_via = CS_VIA_DLSYM; return cudnnGetFoldedConvBackwardDataDescriptors(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-static uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { cs_via = CS_VIA_PROCADDR; return cudnnGetFoldedConvBackwardDataDescriptors(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static uint32_t cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
 static uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
     static void *_Atomic slot;
@@ -4650,24 +4761,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsConstParamPackAtt
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
-static uint32_t cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFusedOpsConstParamPackAttribute(constPack, paramLabel, param, isNULL);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFusedOpsConstParamPackAttribute(constPack, paramLabel, param, isNULL);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param, isNULL);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param, isNULL);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute);
     uint32_t r = real(constPack, paramLabel, param, isNULL);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { cs_via = CS_VIA_DLSYM; return cudnnGetFusedOpsConstParamPackAttribute(constPack, paramLabel, param, isNULL); }
-static uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { cs_via = CS_VIA_PROCADDR; return cudnnGetFusedOpsConstParamPackAttribute(constPack, paramLabel, param, isNULL); }
+static uint32_t cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param, isNULL); }
+static uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param, isNULL); }
+static uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param, isNULL); }
 static uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
     static void *_Atomic slot;
@@ -4690,24 +4802,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsVariantParamPackA
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
-static uint32_t cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute);
     uint32_t r = real(varPack, paramLabel, ptr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { cs_via = CS_VIA_DLSYM; return cudnnGetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr); }
-static uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { cs_via = CS_VIA_PROCADDR; return cudnnGetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr); }
+static uint32_t cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
+static uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
+static uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
 static uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
@@ -4730,24 +4843,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetLRNDescriptor(uint8_t via
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetLRNDescriptor(uint8_t via, void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetLRNDescriptor(uint8_t via, void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     cs_fast_enter(t, CS_CUDNN_cudnnGetLRNDescriptor);
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetLRNDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { cs_via = CS_VIA_DLSYM; return cudnnGetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { cs_via = CS_VIA_PROCADDR; return cudnnGetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
     static void *_Atomic slot;
@@ -4795,24 +4909,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnBuffers(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-static uint32_t cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetMultiHeadAttnBuffers(uint8_t via, void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttnBuffers(uint8_t via, void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetMultiHeadAttnBuffers - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetMultiHeadAttnBuffers(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetMultiHeadAttnBuffers(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetMultiHeadAttnBuffers(via, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetMultiHeadAttnBuffers(via, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetMultiHeadAttnBuffers);
     uint32_t r = real(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetMultiHeadAttnBuffers(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetMultiHeadAttnBuffers(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static uint32_t cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
 static uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -4835,24 +4950,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnWeights(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-static uint32_t cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetMultiHeadAttnWeights(uint8_t via, void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttnWeights(uint8_t via, void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetMultiHeadAttnWeights - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetMultiHeadAttnWeights(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetMultiHeadAttnWeights(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetMultiHeadAttnWeights(via, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetMultiHeadAttnWeights(via, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetMultiHeadAttnWeights);
     uint32_t r = real(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetMultiHeadAttnWeights, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetMultiHeadAttnWeights, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { cs_via = CS_VIA_DLSYM; return cudnnGetMultiHeadAttnWeights(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-static uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { cs_via = CS_VIA_PROCADDR; return cudnnGetMultiHeadAttnWeights(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static uint32_t cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
 static uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
     static void *_Atomic slot;
@@ -4875,24 +4991,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationBackwardWork
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationBackwardWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalizationBackwardWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationBackwardWorkspaceSize(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationBackwardWorkspaceSize(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationBackwardWorkspaceSize(via, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationBackwardWorkspaceSize(via, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize);
     uint32_t r = real(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_DLSYM; return cudnnGetNormalizationBackwardWorkspaceSize(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_PROCADDR; return cudnnGetNormalizationBackwardWorkspaceSize(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -4915,24 +5032,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationForwardTrain
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(via, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(via, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize);
     uint32_t r = real(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_DLSYM; return cudnnGetNormalizationForwardTrainingWorkspaceSize(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_PROCADDR; return cudnnGetNormalizationForwardTrainingWorkspaceSize(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -4955,24 +5073,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationTrainingRese
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-static uint32_t cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(via, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(via, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize);
     uint32_t r = real(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_DLSYM; return cudnnGetNormalizationTrainingReserveSpaceSize(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_PROCADDR; return cudnnGetNormalizationTrainingReserveSpaceSize(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static uint32_t cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -4995,24 +5114,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetOpTensorDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetOpTensorDescriptor(uint8_t via, void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetOpTensorDescriptor(uint8_t via, void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetOpTensorDescriptor);
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetOpTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { cs_via = CS_VIA_DLSYM; return cudnnGetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { cs_via = CS_VIA_PROCADDR; return cudnnGetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
     static void *_Atomic slot;
@@ -5035,24 +5155,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPooling2dDescriptor(uint8_t via, void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dDescriptor(uint8_t via, void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPooling2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPooling2dDescriptor);
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPooling2dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPooling2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { cs_via = CS_VIA_DLSYM; return cudnnGetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { cs_via = CS_VIA_PROCADDR; return cudnnGetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
     static void *_Atomic slot;
@@ -5075,24 +5196,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dForwardOutputDim
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
-static uint32_t cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPooling2dForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPooling2dForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPooling2dForwardOutputDim(poolingDesc, inputTensorDesc, n, c, h, w);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPooling2dForwardOutputDim(poolingDesc, inputTensorDesc, n, c, h, w);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPooling2dForwardOutputDim(via, poolingDesc, inputTensorDesc, n, c, h, w);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPooling2dForwardOutputDim(via, poolingDesc, inputTensorDesc, n, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPooling2dForwardOutputDim);
     uint32_t r = real(poolingDesc, inputTensorDesc, n, c, h, w);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { cs_via = CS_VIA_DLSYM; return cudnnGetPooling2dForwardOutputDim(poolingDesc, inputTensorDesc, n, c, h, w); }
-static uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { cs_via = CS_VIA_PROCADDR; return cudnnGetPooling2dForwardOutputDim(poolingDesc, inputTensorDesc, n, c, h, w); }
+static uint32_t cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, n, c, h, w); }
+static uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, n, c, h, w); }
+static uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, n, c, h, w); }
 static uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
@@ -5115,24 +5237,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPoolingNdDescriptor(uint8_t via, void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdDescriptor(uint8_t via, void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPoolingNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPoolingNdDescriptor(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPoolingNdDescriptor(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPoolingNdDescriptor(via, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPoolingNdDescriptor(via, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPoolingNdDescriptor);
     uint32_t r = real(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPoolingNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPoolingNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { cs_via = CS_VIA_DLSYM; return cudnnGetPoolingNdDescriptor(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { cs_via = CS_VIA_PROCADDR; return cudnnGetPoolingNdDescriptor(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
@@ -5155,24 +5278,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdForwardOutputDim
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-static uint32_t cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPoolingNdForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPoolingNdForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPoolingNdForwardOutputDim(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPoolingNdForwardOutputDim(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPoolingNdForwardOutputDim(via, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPoolingNdForwardOutputDim(via, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim);
     uint32_t r = real(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { cs_via = CS_VIA_DLSYM; return cudnnGetPoolingNdForwardOutputDim(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-static uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { cs_via = CS_VIA_PROCADDR; return cudnnGetPoolingNdForwardOutputDim(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static uint32_t cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
 static uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
     static void *_Atomic slot;
@@ -5195,24 +5319,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetProperty(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
-static uint32_t cudnnGetProperty(uint32_t type, void * value)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetProperty(uint8_t via, uint32_t type, void * value) { return cs_w_cudnnGetProperty(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetProperty(uint8_t via, uint32_t type, void * value)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetProperty - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetProperty(type, value);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetProperty(type, value);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetProperty(via, type, value);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetProperty(via, type, value);
     cs_fast_enter(t, CS_CUDNN_cudnnGetProperty);
     uint32_t r = real(type, value);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetProperty, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetProperty, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { cs_via = CS_VIA_DLSYM; return cudnnGetProperty(type, value); }
-static uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { cs_via = CS_VIA_PROCADDR; return cudnnGetProperty(type, value); }
+static uint32_t cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_LINKED, type, value); }
+static uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_DLSYM, type, value); }
+static uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_PROCADDR, type, value); }
 static uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
@@ -5235,24 +5360,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-static uint32_t cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_DLSYM; return cudnnGetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_PROCADDR; return cudnnGetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static uint32_t cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -5275,24 +5401,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDescriptor_v8(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNDescriptor_v8(uint8_t via, void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDescriptor_v8(uint8_t via, void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNDescriptor_v8);
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNDescriptor_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { cs_via = CS_VIA_DLSYM; return cudnnGetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { cs_via = CS_VIA_PROCADDR; return cudnnGetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
     static void *_Atomic slot;
@@ -5315,24 +5442,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNTempSpaceSizes(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-static uint32_t cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNTempSpaceSizes(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNTempSpaceSizes(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNTempSpaceSizes - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNTempSpaceSizes(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNTempSpaceSizes(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNTempSpaceSizes(via, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNTempSpaceSizes(via, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNTempSpaceSizes);
     uint32_t r = real(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNTempSpaceSizes, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNTempSpaceSizes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { cs_via = CS_VIA_DLSYM; return cudnnGetRNNTempSpaceSizes(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-static uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { cs_via = CS_VIA_PROCADDR; return cudnnGetRNNTempSpaceSizes(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static uint32_t cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
 static uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
     static void *_Atomic slot;
@@ -5355,24 +5483,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightParams(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-static uint32_t cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNWeightParams(uint8_t via, void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightParams(uint8_t via, void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint64_t, void *, int32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNWeightParams - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNWeightParams(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNWeightParams(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNWeightParams(via, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNWeightParams(via, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNWeightParams);
     uint32_t r = real(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNWeightParams, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNWeightParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { cs_via = CS_VIA_DLSYM; return cudnnGetRNNWeightParams(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-static uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { cs_via = CS_VIA_PROCADDR; return cudnnGetRNNWeightParams(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static uint32_t cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_LINKED, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_DLSYM, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
 static uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
     static void *_Atomic slot;
@@ -5395,24 +5524,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightSpaceSize(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
-static uint32_t cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNWeightSpaceSize(uint8_t via, void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightSpaceSize(uint8_t via, void * handle, void * rnnDesc, void * weightSpaceSize)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNWeightSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNWeightSpaceSize(handle, rnnDesc, weightSpaceSize);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNWeightSpaceSize(handle, rnnDesc, weightSpaceSize);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNWeightSpaceSize(via, handle, rnnDesc, weightSpaceSize);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNWeightSpaceSize(via, handle, rnnDesc, weightSpaceSize);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNWeightSpaceSize);
     uint32_t r = real(handle, rnnDesc, weightSpaceSize);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNWeightSpaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNWeightSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { cs_via = CS_VIA_DLSYM; return cudnnGetRNNWeightSpaceSize(handle, rnnDesc, weightSpaceSize); }
-static uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { cs_via = CS_VIA_PROCADDR; return cudnnGetRNNWeightSpaceSize(handle, rnnDesc, weightSpaceSize); }
+static uint32_t cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, handle, rnnDesc, weightSpaceSize); }
+static uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, handle, rnnDesc, weightSpaceSize); }
+static uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, handle, rnnDesc, weightSpaceSize); }
 static uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
 {
     static void *_Atomic slot;
@@ -5435,24 +5565,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReduceTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReduceTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { cs_via = CS_VIA_DLSYM; return cudnnGetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { cs_via = CS_VIA_PROCADDR; return cudnnGetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
     static void *_Atomic slot;
@@ -5475,24 +5606,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionIndicesSize(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReductionIndicesSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionIndicesSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetReductionIndicesSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReductionIndicesSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReductionIndicesSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReductionIndicesSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReductionIndicesSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetReductionIndicesSize);
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReductionIndicesSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReductionIndicesSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetReductionIndicesSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetReductionIndicesSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -5515,24 +5647,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionWorkspaceSize(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReductionWorkspaceSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionWorkspaceSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetReductionWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReductionWorkspaceSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReductionWorkspaceSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReductionWorkspaceSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReductionWorkspaceSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetReductionWorkspaceSize);
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReductionWorkspaceSize, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReductionWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnGetReductionWorkspaceSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnGetReductionWorkspaceSize(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -5555,24 +5688,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetSeqDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-static uint32_t cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetSeqDataDescriptor(uint8_t via, void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetSeqDataDescriptor(uint8_t via, void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, int32_t, void *, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetSeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetSeqDataDescriptor(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetSeqDataDescriptor(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnGetSeqDataDescriptor);
     uint32_t r = real(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetSeqDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetSeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_DLSYM; return cudnnGetSeqDataDescriptor(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_PROCADDR; return cudnnGetSeqDataDescriptor(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static uint32_t cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -5595,24 +5729,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetStream(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
-static uint32_t cudnnGetStream(void * handle, void * streamId)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetStream(uint8_t via, void * handle, void * streamId) { return cs_w_cudnnGetStream(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetStream(uint8_t via, void * handle, void * streamId)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetStream - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetStream(handle, streamId);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetStream(handle, streamId);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetStream(via, handle, streamId);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetStream(via, handle, streamId);
     cs_fast_enter(t, CS_CUDNN_cudnnGetStream);
     uint32_t r = real(handle, streamId);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetStream, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetStream, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { cs_via = CS_VIA_DLSYM; return cudnnGetStream(handle, streamId); }
-static uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { cs_via = CS_VIA_PROCADDR; return cudnnGetStream(handle, streamId); }
+static uint32_t cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_LINKED, handle, streamId); }
+static uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_DLSYM, handle, streamId); }
+static uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_PROCADDR, handle, streamId); }
 static uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
@@ -5635,24 +5770,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensor4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensor4dDescriptor(uint8_t via, void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensor4dDescriptor(uint8_t via, void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensor4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensor4dDescriptor(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensor4dDescriptor(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensor4dDescriptor(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensor4dDescriptor(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensor4dDescriptor);
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensor4dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensor4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { cs_via = CS_VIA_DLSYM; return cudnnGetTensor4dDescriptor(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { cs_via = CS_VIA_PROCADDR; return cudnnGetTensor4dDescriptor(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
     static void *_Atomic slot;
@@ -5675,24 +5811,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-static uint32_t cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorNdDescriptor(uint8_t via, void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorNdDescriptor(uint8_t via, void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensorNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorNdDescriptor(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorNdDescriptor(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorNdDescriptor(via, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorNdDescriptor(via, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensorNdDescriptor);
     uint32_t r = real(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { cs_via = CS_VIA_DLSYM; return cudnnGetTensorNdDescriptor(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { cs_via = CS_VIA_PROCADDR; return cudnnGetTensorNdDescriptor(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static uint32_t cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
@@ -5715,24 +5852,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorSizeInBytes(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
-static uint32_t cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorSizeInBytes(uint8_t via, void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorSizeInBytes(uint8_t via, void * tensorDesc, void * size)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensorSizeInBytes - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorSizeInBytes(tensorDesc, size);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorSizeInBytes(tensorDesc, size);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorSizeInBytes(via, tensorDesc, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorSizeInBytes(via, tensorDesc, size);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensorSizeInBytes);
     uint32_t r = real(tensorDesc, size);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorSizeInBytes, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorSizeInBytes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { cs_via = CS_VIA_DLSYM; return cudnnGetTensorSizeInBytes(tensorDesc, size); }
-static uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { cs_via = CS_VIA_PROCADDR; return cudnnGetTensorSizeInBytes(tensorDesc, size); }
+static uint32_t cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, tensorDesc, size); }
+static uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, tensorDesc, size); }
+static uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, tensorDesc, size); }
 static uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
 {
     static void *_Atomic slot;
@@ -5755,24 +5893,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorTransformDescriptor
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorTransformDescriptor(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorTransformDescriptor(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorTransformDescriptor(via, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorTransformDescriptor(via, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensorTransformDescriptor);
     uint32_t r = real(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorTransformDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { cs_via = CS_VIA_DLSYM; return cudnnGetTensorTransformDescriptor(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { cs_via = CS_VIA_PROCADDR; return cudnnGetTensorTransformDescriptor(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
     static void *_Atomic slot;
@@ -5822,24 +5961,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGraphVersionCheck(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
-static uint32_t cudnnGraphVersionCheck(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGraphVersionCheck(uint8_t via) { return cs_w_cudnnGraphVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGraphVersionCheck(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGraphVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGraphVersionCheck();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGraphVersionCheck();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGraphVersionCheck(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGraphVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnGraphVersionCheck);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGraphVersionCheck, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGraphVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnGraphVersionCheck(void) { cs_via = CS_VIA_DLSYM; return cudnnGraphVersionCheck(); }
-static uint32_t cs_g_cudnnGraphVersionCheck(void) { cs_via = CS_VIA_PROCADDR; return cudnnGraphVersionCheck(); }
+static uint32_t cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_d_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_DLSYM); }
+static uint32_t cs_g_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_PROCADDR); }
 static uint32_t cs_v8_cudnnGraphVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -5862,24 +6002,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnIm2Col(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
-static uint32_t cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnIm2Col(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnIm2Col(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnIm2Col - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnIm2Col(handle, xDesc, x, wDesc, convDesc, colBuffer);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnIm2Col(handle, xDesc, x, wDesc, convDesc, colBuffer);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnIm2Col(via, handle, xDesc, x, wDesc, convDesc, colBuffer);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnIm2Col(via, handle, xDesc, x, wDesc, convDesc, colBuffer);
     cs_fast_enter(t, CS_CUDNN_cudnnIm2Col);
     uint32_t r = real(handle, xDesc, x, wDesc, convDesc, colBuffer);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnIm2Col, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnIm2Col, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { cs_via = CS_VIA_DLSYM; return cudnnIm2Col(handle, xDesc, x, wDesc, convDesc, colBuffer); }
-static uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { cs_via = CS_VIA_PROCADDR; return cudnnIm2Col(handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static uint32_t cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_LINKED, handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_DLSYM, handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, convDesc, colBuffer); }
 static uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
     static void *_Atomic slot;
@@ -5902,24 +6043,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnInitTransformDest(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
-static uint32_t cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnInitTransformDest(uint8_t via, void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnInitTransformDest(uint8_t via, void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnInitTransformDest - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnInitTransformDest(transformDesc, srcDesc, destDesc, destSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnInitTransformDest(transformDesc, srcDesc, destDesc, destSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnInitTransformDest(via, transformDesc, srcDesc, destDesc, destSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnInitTransformDest(via, transformDesc, srcDesc, destDesc, destSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnInitTransformDest);
     uint32_t r = real(transformDesc, srcDesc, destDesc, destSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnInitTransformDest, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnInitTransformDest, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnInitTransformDest(transformDesc, srcDesc, destDesc, destSizeInBytes); }
-static uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnInitTransformDest(transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static uint32_t cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_LINKED, transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_DLSYM, transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_PROCADDR, transformDesc, srcDesc, destDesc, destSizeInBytes); }
 static uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
     static void *_Atomic slot;
@@ -5942,24 +6084,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelBackward(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnLRNCrossChannelBackward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelBackward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnLRNCrossChannelBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnLRNCrossChannelBackward(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnLRNCrossChannelBackward(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnLRNCrossChannelBackward(via, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnLRNCrossChannelBackward(via, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnLRNCrossChannelBackward);
     uint32_t r = real(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnLRNCrossChannelBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnLRNCrossChannelBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_DLSYM; return cudnnLRNCrossChannelBackward(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_PROCADDR; return cudnnLRNCrossChannelBackward(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -5982,24 +6125,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelForward(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnLRNCrossChannelForward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelForward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnLRNCrossChannelForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnLRNCrossChannelForward(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnLRNCrossChannelForward(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnLRNCrossChannelForward(via, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnLRNCrossChannelForward(via, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnLRNCrossChannelForward);
     uint32_t r = real(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnLRNCrossChannelForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnLRNCrossChannelForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnLRNCrossChannelForward(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnLRNCrossChannelForward(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -6022,24 +6166,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMakeFusedOpsPlan(uint8_t via
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
-static uint32_t cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMakeFusedOpsPlan(uint8_t via, void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMakeFusedOpsPlan(uint8_t via, void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMakeFusedOpsPlan - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMakeFusedOpsPlan(handle, plan, constPack, workspaceSizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMakeFusedOpsPlan(handle, plan, constPack, workspaceSizeInBytes);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMakeFusedOpsPlan(via, handle, plan, constPack, workspaceSizeInBytes);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMakeFusedOpsPlan(via, handle, plan, constPack, workspaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnMakeFusedOpsPlan);
     uint32_t r = real(handle, plan, constPack, workspaceSizeInBytes);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMakeFusedOpsPlan, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMakeFusedOpsPlan, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { cs_via = CS_VIA_DLSYM; return cudnnMakeFusedOpsPlan(handle, plan, constPack, workspaceSizeInBytes); }
-static uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { cs_via = CS_VIA_PROCADDR; return cudnnMakeFusedOpsPlan(handle, plan, constPack, workspaceSizeInBytes); }
+static uint32_t cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, handle, plan, constPack, workspaceSizeInBytes); }
+static uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, handle, plan, constPack, workspaceSizeInBytes); }
+static uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, handle, plan, constPack, workspaceSizeInBytes); }
 static uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -6062,24 +6207,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardData(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnBackwardData(uint8_t via, void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBackwardData(uint8_t via, void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMultiHeadAttnBackwardData - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnBackwardData(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnBackwardData(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnBackwardData(via, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnBackwardData(via, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnMultiHeadAttnBackwardData);
     uint32_t r = real(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnBackwardData, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnBackwardData, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { cs_via = CS_VIA_DLSYM; return cudnnMultiHeadAttnBackwardData(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { cs_via = CS_VIA_PROCADDR; return cudnnMultiHeadAttnBackwardData(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6102,24 +6248,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardWeights
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnBackwardWeights(uint8_t via, void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBackwardWeights(uint8_t via, void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMultiHeadAttnBackwardWeights - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnBackwardWeights(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnBackwardWeights(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnBackwardWeights(via, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnBackwardWeights(via, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights);
     uint32_t r = real(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { cs_via = CS_VIA_DLSYM; return cudnnMultiHeadAttnBackwardWeights(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { cs_via = CS_VIA_PROCADDR; return cudnnMultiHeadAttnBackwardWeights(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6142,24 +6289,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnForward(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnForward(uint8_t via, void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnForward(uint8_t via, void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMultiHeadAttnForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnForward(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnForward(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnForward(via, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnForward(via, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnMultiHeadAttnForward);
     uint32_t r = real(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { cs_via = CS_VIA_DLSYM; return cudnnMultiHeadAttnForward(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { cs_via = CS_VIA_PROCADDR; return cudnnMultiHeadAttnForward(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_LINKED, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6182,24 +6330,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationBackward(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationBackward(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationBackward(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnNormalizationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationBackward(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationBackward(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationBackward(via, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationBackward(via, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnNormalizationBackward);
     uint32_t r = real(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_DLSYM; return cudnnNormalizationBackward(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_PROCADDR; return cudnnNormalizationBackward(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_LINKED, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_DLSYM, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_PROCADDR, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -6222,24 +6371,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardInferenc
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-static uint32_t cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnNormalizationForwardInference - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationForwardInference(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationForwardInference(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationForwardInference(via, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationForwardInference(via, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnNormalizationForwardInference);
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationForwardInference, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationForwardInference, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { cs_via = CS_VIA_DLSYM; return cudnnNormalizationForwardInference(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { cs_via = CS_VIA_PROCADDR; return cudnnNormalizationForwardInference(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static uint32_t cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
 static uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -6262,24 +6412,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardTraining
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, double, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnNormalizationForwardTraining - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationForwardTraining(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationForwardTraining(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationForwardTraining(via, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationForwardTraining(via, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnNormalizationForwardTraining);
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationForwardTraining, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationForwardTraining, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_DLSYM; return cudnnNormalizationForwardTraining(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { cs_via = CS_VIA_PROCADDR; return cudnnNormalizationForwardTraining(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -6302,24 +6453,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnOpTensor(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-static uint32_t cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnOpTensor(uint8_t via, void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpTensor(uint8_t via, void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnOpTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnOpTensor(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnOpTensor(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnOpTensor(via, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnOpTensor(via, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
     cs_fast_enter(t, CS_CUDNN_cudnnOpTensor);
     uint32_t r = real(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnOpTensor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnOpTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { cs_via = CS_VIA_DLSYM; return cudnnOpTensor(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-static uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { cs_via = CS_VIA_PROCADDR; return cudnnOpTensor(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static uint32_t cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_LINKED, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_DLSYM, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_PROCADDR, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
 static uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
@@ -6342,24 +6494,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnOpsVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
-static uint32_t cudnnOpsVersionCheck(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnOpsVersionCheck(uint8_t via) { return cs_w_cudnnOpsVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpsVersionCheck(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnOpsVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnOpsVersionCheck();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnOpsVersionCheck();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnOpsVersionCheck(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnOpsVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnOpsVersionCheck);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnOpsVersionCheck, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnOpsVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnOpsVersionCheck(void) { cs_via = CS_VIA_DLSYM; return cudnnOpsVersionCheck(); }
-static uint32_t cs_g_cudnnOpsVersionCheck(void) { cs_via = CS_VIA_PROCADDR; return cudnnOpsVersionCheck(); }
+static uint32_t cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_d_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_DLSYM); }
+static uint32_t cs_g_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_PROCADDR); }
 static uint32_t cs_v8_cudnnOpsVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -6382,24 +6535,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnPoolingBackward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingBackward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnPoolingBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnPoolingBackward(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnPoolingBackward(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnPoolingBackward(via, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnPoolingBackward(via, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnPoolingBackward);
     uint32_t r = real(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnPoolingBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnPoolingBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_DLSYM; return cudnnPoolingBackward(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_PROCADDR; return cudnnPoolingBackward(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_LINKED, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_DLSYM, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -6422,24 +6576,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnPoolingForward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingForward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnPoolingForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnPoolingForward(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnPoolingForward(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnPoolingForward(via, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnPoolingForward(via, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnPoolingForward);
     uint32_t r = real(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnPoolingForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnPoolingForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnPoolingForward(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnPoolingForward(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_LINKED, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_DLSYM, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -6462,24 +6617,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnQueryRuntimeError(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
-static uint32_t cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnQueryRuntimeError(uint8_t via, void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnQueryRuntimeError(uint8_t via, void * handle, void * rstatus, uint32_t mode, void * tag)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnQueryRuntimeError - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnQueryRuntimeError(handle, rstatus, mode, tag);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnQueryRuntimeError(handle, rstatus, mode, tag);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnQueryRuntimeError(via, handle, rstatus, mode, tag);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnQueryRuntimeError(via, handle, rstatus, mode, tag);
     cs_fast_enter(t, CS_CUDNN_cudnnQueryRuntimeError);
     uint32_t r = real(handle, rstatus, mode, tag);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnQueryRuntimeError, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnQueryRuntimeError, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { cs_via = CS_VIA_DLSYM; return cudnnQueryRuntimeError(handle, rstatus, mode, tag); }
-static uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { cs_via = CS_VIA_PROCADDR; return cudnnQueryRuntimeError(handle, rstatus, mode, tag); }
+static uint32_t cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_LINKED, handle, rstatus, mode, tag); }
+static uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_DLSYM, handle, rstatus, mode, tag); }
+static uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_PROCADDR, handle, rstatus, mode, tag); }
 static uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
 {
     static void *_Atomic slot;
@@ -6502,24 +6658,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardData_v8(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNBackwardData_v8(uint8_t via, void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardData_v8(uint8_t via, void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNBackwardData_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNBackwardData_v8(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNBackwardData_v8(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNBackwardData_v8(via, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNBackwardData_v8(via, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNBackwardData_v8);
     uint32_t r = real(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNBackwardData_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNBackwardData_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { cs_via = CS_VIA_DLSYM; return cudnnRNNBackwardData_v8(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { cs_via = CS_VIA_PROCADDR; return cudnnRNNBackwardData_v8(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_LINKED, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6542,24 +6699,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardWeights_v8(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNBackwardWeights_v8(uint8_t via, void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardWeights_v8(uint8_t via, void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNBackwardWeights_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNBackwardWeights_v8(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNBackwardWeights_v8(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNBackwardWeights_v8(via, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNBackwardWeights_v8(via, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNBackwardWeights_v8);
     uint32_t r = real(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNBackwardWeights_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNBackwardWeights_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { cs_via = CS_VIA_DLSYM; return cudnnRNNBackwardWeights_v8(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { cs_via = CS_VIA_PROCADDR; return cudnnRNNBackwardWeights_v8(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6582,24 +6740,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNForward(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNForward(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNForward(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNForward(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNForward(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNForward(via, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNForward(via, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNForward);
     uint32_t r = real(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { cs_via = CS_VIA_DLSYM; return cudnnRNNForward(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { cs_via = CS_VIA_PROCADDR; return cudnnRNNForward(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_LINKED, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6622,24 +6781,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v8(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNGetClip_v8(uint8_t via, void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v8(uint8_t via, void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNGetClip_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNGetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNGetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNGetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNGetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNGetClip_v8);
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNGetClip_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNGetClip_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { cs_via = CS_VIA_DLSYM; return cudnnRNNGetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { cs_via = CS_VIA_PROCADDR; return cudnnRNNGetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
@@ -6662,24 +6822,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v9(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNGetClip_v9(uint8_t via, void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v9(uint8_t via, void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNGetClip_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNGetClip_v9(rnnDesc, clipMode, lclip, rclip);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNGetClip_v9(rnnDesc, clipMode, lclip, rclip);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNGetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNGetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNGetClip_v9);
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNGetClip_v9, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNGetClip_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { cs_via = CS_VIA_DLSYM; return cudnnRNNGetClip_v9(rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { cs_via = CS_VIA_PROCADDR; return cudnnRNNGetClip_v9(rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
@@ -6702,24 +6863,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v8(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNSetClip_v8(uint8_t via, void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v8(uint8_t via, void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, double, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNSetClip_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNSetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNSetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNSetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNSetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNSetClip_v8);
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNSetClip_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNSetClip_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { cs_via = CS_VIA_DLSYM; return cudnnRNNSetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { cs_via = CS_VIA_PROCADDR; return cudnnRNNSetClip_v8(rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
     static void *_Atomic slot;
@@ -6742,24 +6904,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v9(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNSetClip_v9(uint8_t via, void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v9(uint8_t via, void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, double, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNSetClip_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNSetClip_v9(rnnDesc, clipMode, lclip, rclip);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNSetClip_v9(rnnDesc, clipMode, lclip, rclip);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNSetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNSetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNSetClip_v9);
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNSetClip_v9, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNSetClip_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { cs_via = CS_VIA_DLSYM; return cudnnRNNSetClip_v9(rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { cs_via = CS_VIA_PROCADDR; return cudnnRNNSetClip_v9(rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
     static void *_Atomic slot;
@@ -6782,24 +6945,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnReduceTensor(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnReduceTensor(uint8_t via, void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReduceTensor(uint8_t via, void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, uint64_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnReduceTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnReduceTensor(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnReduceTensor(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnReduceTensor(via, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnReduceTensor(via, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
     cs_fast_enter(t, CS_CUDNN_cudnnReduceTensor);
     uint32_t r = real(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnReduceTensor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnReduceTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { cs_via = CS_VIA_DLSYM; return cudnnReduceTensor(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { cs_via = CS_VIA_PROCADDR; return cudnnReduceTensor(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_LINKED, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_DLSYM, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_PROCADDR, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
@@ -6822,24 +6986,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnReorderFilterAndBias(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-static uint32_t cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnReorderFilterAndBias(uint8_t via, void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReorderFilterAndBias(uint8_t via, void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnReorderFilterAndBias - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnReorderFilterAndBias(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnReorderFilterAndBias(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnReorderFilterAndBias(via, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnReorderFilterAndBias(via, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
     cs_fast_enter(t, CS_CUDNN_cudnnReorderFilterAndBias);
     uint32_t r = real(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnReorderFilterAndBias, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnReorderFilterAndBias, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { cs_via = CS_VIA_DLSYM; return cudnnReorderFilterAndBias(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-static uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { cs_via = CS_VIA_PROCADDR; return cudnnReorderFilterAndBias(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static uint32_t cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_LINKED, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_DLSYM, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
 static uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
     static void *_Atomic slot;
@@ -6862,24 +7027,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRestoreDropoutDescriptor(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRestoreDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRestoreDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     typedef uint32_t (*fn_t)(void *, void *, float, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRestoreDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRestoreDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRestoreDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRestoreDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRestoreDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     cs_fast_enter(t, CS_CUDNN_cudnnRestoreDropoutDescriptor);
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRestoreDropoutDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRestoreDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { cs_via = CS_VIA_DLSYM; return cudnnRestoreDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { cs_via = CS_VIA_PROCADDR; return cudnnRestoreDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
@@ -6902,24 +7068,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnScaleTensor(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
-static uint32_t cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnScaleTensor(uint8_t via, void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnScaleTensor(uint8_t via, void * handle, void * yDesc, void * y, void * alpha)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnScaleTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnScaleTensor(handle, yDesc, y, alpha);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnScaleTensor(handle, yDesc, y, alpha);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnScaleTensor(via, handle, yDesc, y, alpha);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnScaleTensor(via, handle, yDesc, y, alpha);
     cs_fast_enter(t, CS_CUDNN_cudnnScaleTensor);
     uint32_t r = real(handle, yDesc, y, alpha);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnScaleTensor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnScaleTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { cs_via = CS_VIA_DLSYM; return cudnnScaleTensor(handle, yDesc, y, alpha); }
-static uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { cs_via = CS_VIA_PROCADDR; return cudnnScaleTensor(handle, yDesc, y, alpha); }
+static uint32_t cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_LINKED, handle, yDesc, y, alpha); }
+static uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_DLSYM, handle, yDesc, y, alpha); }
+static uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_PROCADDR, handle, yDesc, y, alpha); }
 static uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
 {
     static void *_Atomic slot;
@@ -6942,24 +7109,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetActivationDescriptor(uint8_t via, void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDescriptor(uint8_t via, void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetActivationDescriptor(activationDesc, mode, reluNanOpt, coef);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetActivationDescriptor(activationDesc, mode, reluNanOpt, coef);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
     cs_fast_enter(t, CS_CUDNN_cudnnSetActivationDescriptor);
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetActivationDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { cs_via = CS_VIA_DLSYM; return cudnnSetActivationDescriptor(activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { cs_via = CS_VIA_PROCADDR; return cudnnSetActivationDescriptor(activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
     static void *_Atomic slot;
@@ -6982,24 +7150,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptorSwish
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
-static uint32_t cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, double swish_beta)
 {
     typedef uint32_t (*fn_t)(void *, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetActivationDescriptorSwishBeta - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetActivationDescriptorSwishBeta(activationDesc, swish_beta);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetActivationDescriptorSwishBeta(activationDesc, swish_beta);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
     cs_fast_enter(t, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta);
     uint32_t r = real(activationDesc, swish_beta);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { cs_via = CS_VIA_DLSYM; return cudnnSetActivationDescriptorSwishBeta(activationDesc, swish_beta); }
-static uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { cs_via = CS_VIA_PROCADDR; return cudnnSetActivationDescriptorSwishBeta(activationDesc, swish_beta); }
+static uint32_t cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
+static uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
+static uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
 static uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
 {
     static void *_Atomic slot;
@@ -7022,24 +7191,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetAttnDescriptor(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetAttnDescriptor(uint8_t via, void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetAttnDescriptor(uint8_t via, void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, double, uint32_t, uint32_t, uint32_t, void *, void *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     cs_fast_enter(t, CS_CUDNN_cudnnSetAttnDescriptor);
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetAttnDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { cs_via = CS_VIA_DLSYM; return cudnnSetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { cs_via = CS_VIA_PROCADDR; return cudnnSetAttnDescriptor(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
     static void *_Atomic slot;
@@ -7062,24 +7232,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
-static uint32_t cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, uint32_t compType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor(ctcLossDesc, compType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor(ctcLossDesc, compType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor(via, ctcLossDesc, compType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor(via, ctcLossDesc, compType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc, compType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { cs_via = CS_VIA_DLSYM; return cudnnSetCTCLossDescriptor(ctcLossDesc, compType); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { cs_via = CS_VIA_PROCADDR; return cudnnSetCTCLossDescriptor(ctcLossDesc, compType); }
+static uint32_t cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
 static uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
 {
     static void *_Atomic slot;
@@ -7102,24 +7273,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptorEx(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptorEx);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptorEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { cs_via = CS_VIA_DLSYM; return cudnnSetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { cs_via = CS_VIA_PROCADDR; return cudnnSetCTCLossDescriptorEx(ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
     static void *_Atomic slot;
@@ -7142,24 +7314,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v8(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v8);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { cs_via = CS_VIA_DLSYM; return cudnnSetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { cs_via = CS_VIA_PROCADDR; return cudnnSetCTCLossDescriptor_v8(ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
@@ -7182,24 +7355,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v9(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptor_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v9);
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { cs_via = CS_VIA_DLSYM; return cudnnSetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { cs_via = CS_VIA_PROCADDR; return cudnnSetCTCLossDescriptor_v9(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
@@ -7222,24 +7396,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCallback(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
-static uint32_t cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCallback(uint8_t via, uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCallback(uint8_t via, uint32_t mask, void * udata, void * fptr)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCallback - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCallback(mask, udata, fptr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCallback(mask, udata, fptr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCallback(via, mask, udata, fptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCallback(via, mask, udata, fptr);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCallback);
     uint32_t r = real(mask, udata, fptr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCallback, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { cs_via = CS_VIA_DLSYM; return cudnnSetCallback(mask, udata, fptr); }
-static uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { cs_via = CS_VIA_PROCADDR; return cudnnSetCallback(mask, udata, fptr); }
+static uint32_t cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_LINKED, mask, udata, fptr); }
+static uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
+static uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
 static uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
@@ -7262,24 +7437,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolution2dDescriptor(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolution2dDescriptor(uint8_t via, void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolution2dDescriptor(uint8_t via, void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolution2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolution2dDescriptor);
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolution2dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolution2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { cs_via = CS_VIA_DLSYM; return cudnnSetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { cs_via = CS_VIA_PROCADDR; return cudnnSetConvolution2dDescriptor(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
@@ -7302,24 +7478,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionGroupCount(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
-static uint32_t cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionGroupCount(uint8_t via, void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionGroupCount(uint8_t via, void * convDesc, int32_t groupCount)
 {
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionGroupCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionGroupCount(convDesc, groupCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionGroupCount(convDesc, groupCount);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionGroupCount(via, convDesc, groupCount);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionGroupCount(via, convDesc, groupCount);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionGroupCount);
     uint32_t r = real(convDesc, groupCount);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionGroupCount, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionGroupCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { cs_via = CS_VIA_DLSYM; return cudnnSetConvolutionGroupCount(convDesc, groupCount); }
-static uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { cs_via = CS_VIA_PROCADDR; return cudnnSetConvolutionGroupCount(convDesc, groupCount); }
+static uint32_t cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
+static uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
+static uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
 static uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
 {
     static void *_Atomic slot;
@@ -7342,24 +7519,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionMathType(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
-static uint32_t cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionMathType(uint8_t via, void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionMathType(uint8_t via, void * convDesc, uint32_t mathType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionMathType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionMathType(convDesc, mathType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionMathType(convDesc, mathType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionMathType(via, convDesc, mathType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionMathType(via, convDesc, mathType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionMathType);
     uint32_t r = real(convDesc, mathType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionMathType, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionMathType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { cs_via = CS_VIA_DLSYM; return cudnnSetConvolutionMathType(convDesc, mathType); }
-static uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { cs_via = CS_VIA_PROCADDR; return cudnnSetConvolutionMathType(convDesc, mathType); }
+static uint32_t cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
+static uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
+static uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
 static uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
 {
     static void *_Atomic slot;
@@ -7382,24 +7560,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionNdDescriptor(u
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-static uint32_t cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionNdDescriptor(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionNdDescriptor(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionNdDescriptor(via, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionNdDescriptor(via, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionNdDescriptor);
     uint32_t r = real(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { cs_via = CS_VIA_DLSYM; return cudnnSetConvolutionNdDescriptor(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-static uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { cs_via = CS_VIA_PROCADDR; return cudnnSetConvolutionNdDescriptor(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static uint32_t cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
 static uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
@@ -7422,24 +7601,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionReorderType(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
-static uint32_t cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionReorderType(uint8_t via, void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionReorderType(uint8_t via, void * convDesc, uint32_t reorderType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionReorderType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionReorderType(convDesc, reorderType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionReorderType(convDesc, reorderType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionReorderType(via, convDesc, reorderType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionReorderType(via, convDesc, reorderType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionReorderType);
     uint32_t r = real(convDesc, reorderType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionReorderType, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionReorderType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { cs_via = CS_VIA_DLSYM; return cudnnSetConvolutionReorderType(convDesc, reorderType); }
-static uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { cs_via = CS_VIA_PROCADDR; return cudnnSetConvolutionReorderType(convDesc, reorderType); }
+static uint32_t cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
+static uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
+static uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
 static uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
 {
     static void *_Atomic slot;
@@ -7462,24 +7642,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetDropoutDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     typedef uint32_t (*fn_t)(void *, void *, float, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     cs_fast_enter(t, CS_CUDNN_cudnnSetDropoutDescriptor);
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetDropoutDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { cs_via = CS_VIA_DLSYM; return cudnnSetDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { cs_via = CS_VIA_PROCADDR; return cudnnSetDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
@@ -7502,24 +7683,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilter4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFilter4dDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilter4dDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFilter4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFilter4dDescriptor);
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFilter4dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFilter4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { cs_via = CS_VIA_DLSYM; return cudnnSetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { cs_via = CS_VIA_PROCADDR; return cudnnSetFilter4dDescriptor(filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
@@ -7542,24 +7724,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilterNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
-static uint32_t cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFilterNdDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilterNdDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFilterNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFilterNdDescriptor(filterDesc, dataType, format, nbDims, filterDimA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFilterNdDescriptor(filterDesc, dataType, format, nbDims, filterDimA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFilterNdDescriptor(via, filterDesc, dataType, format, nbDims, filterDimA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFilterNdDescriptor(via, filterDesc, dataType, format, nbDims, filterDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFilterNdDescriptor);
     uint32_t r = real(filterDesc, dataType, format, nbDims, filterDimA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFilterNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFilterNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { cs_via = CS_VIA_DLSYM; return cudnnSetFilterNdDescriptor(filterDesc, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { cs_via = CS_VIA_PROCADDR; return cudnnSetFilterNdDescriptor(filterDesc, dataType, format, nbDims, filterDimA); }
+static uint32_t cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
@@ -7582,24 +7765,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsConstParamPackAtt
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
-static uint32_t cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFusedOpsConstParamPackAttribute(constPack, paramLabel, param);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFusedOpsConstParamPackAttribute(constPack, paramLabel, param);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute);
     uint32_t r = real(constPack, paramLabel, param);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { cs_via = CS_VIA_DLSYM; return cudnnSetFusedOpsConstParamPackAttribute(constPack, paramLabel, param); }
-static uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { cs_via = CS_VIA_PROCADDR; return cudnnSetFusedOpsConstParamPackAttribute(constPack, paramLabel, param); }
+static uint32_t cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param); }
+static uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param); }
+static uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param); }
 static uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
 {
     static void *_Atomic slot;
@@ -7622,24 +7806,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsVariantParamPackA
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
-static uint32_t cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute);
     uint32_t r = real(varPack, paramLabel, ptr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { cs_via = CS_VIA_DLSYM; return cudnnSetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr); }
-static uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { cs_via = CS_VIA_PROCADDR; return cudnnSetFusedOpsVariantParamPackAttribute(varPack, paramLabel, ptr); }
+static uint32_t cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
+static uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
+static uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
 static uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
@@ -7662,24 +7847,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetLRNDescriptor(uint8_t via
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetLRNDescriptor(uint8_t via, void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetLRNDescriptor(uint8_t via, void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, double, double, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     cs_fast_enter(t, CS_CUDNN_cudnnSetLRNDescriptor);
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetLRNDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { cs_via = CS_VIA_DLSYM; return cudnnSetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { cs_via = CS_VIA_PROCADDR; return cudnnSetLRNDescriptor(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
     static void *_Atomic slot;
@@ -7702,24 +7888,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetOpTensorDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetOpTensorDescriptor(uint8_t via, void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetOpTensorDescriptor(uint8_t via, void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     cs_fast_enter(t, CS_CUDNN_cudnnSetOpTensorDescriptor);
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetOpTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { cs_via = CS_VIA_DLSYM; return cudnnSetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { cs_via = CS_VIA_PROCADDR; return cudnnSetOpTensorDescriptor(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
     static void *_Atomic slot;
@@ -7742,24 +7929,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetPooling2dDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetPooling2dDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPooling2dDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetPooling2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     cs_fast_enter(t, CS_CUDNN_cudnnSetPooling2dDescriptor);
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetPooling2dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetPooling2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { cs_via = CS_VIA_DLSYM; return cudnnSetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { cs_via = CS_VIA_PROCADDR; return cudnnSetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
     static void *_Atomic slot;
@@ -7782,24 +7970,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetPoolingNdDescriptor(uint8
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetPoolingNdDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPoolingNdDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetPoolingNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetPoolingNdDescriptor(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetPoolingNdDescriptor(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetPoolingNdDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetPoolingNdDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetPoolingNdDescriptor);
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetPoolingNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetPoolingNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { cs_via = CS_VIA_DLSYM; return cudnnSetPoolingNdDescriptor(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { cs_via = CS_VIA_PROCADDR; return cudnnSetPoolingNdDescriptor(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
@@ -7822,24 +8011,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-static uint32_t cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnSetRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetRNNDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_DLSYM; return cudnnSetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_PROCADDR; return cudnnSetRNNDataDescriptor(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static uint32_t cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
 static uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -7862,24 +8052,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDescriptor_v8(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetRNNDescriptor_v8(uint8_t via, void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDescriptor_v8(uint8_t via, void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetRNNDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     cs_fast_enter(t, CS_CUDNN_cudnnSetRNNDescriptor_v8);
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetRNNDescriptor_v8, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetRNNDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { cs_via = CS_VIA_DLSYM; return cudnnSetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { cs_via = CS_VIA_PROCADDR; return cudnnSetRNNDescriptor_v8(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
     static void *_Atomic slot;
@@ -7902,24 +8093,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetReduceTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetReduceTensorDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { cs_via = CS_VIA_DLSYM; return cudnnSetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { cs_via = CS_VIA_PROCADDR; return cudnnSetReduceTensorDescriptor(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
     static void *_Atomic slot;
@@ -7942,24 +8134,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetSeqDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-static uint32_t cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetSeqDataDescriptor(uint8_t via, void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSeqDataDescriptor(uint8_t via, void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetSeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetSeqDataDescriptor(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetSeqDataDescriptor(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnSetSeqDataDescriptor);
     uint32_t r = real(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetSeqDataDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetSeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_DLSYM; return cudnnSetSeqDataDescriptor(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { cs_via = CS_VIA_PROCADDR; return cudnnSetSeqDataDescriptor(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static uint32_t cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
 static uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -7982,24 +8175,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetSpatialTransformerNdDescr
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
-static uint32_t cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetSpatialTransformerNdDescriptor(uint8_t via, void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSpatialTransformerNdDescriptor(uint8_t via, void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetSpatialTransformerNdDescriptor(stDesc, samplerType, dataType, nbDims, dimA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetSpatialTransformerNdDescriptor(stDesc, samplerType, dataType, nbDims, dimA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetSpatialTransformerNdDescriptor(via, stDesc, samplerType, dataType, nbDims, dimA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetSpatialTransformerNdDescriptor(via, stDesc, samplerType, dataType, nbDims, dimA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor);
     uint32_t r = real(stDesc, samplerType, dataType, nbDims, dimA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { cs_via = CS_VIA_DLSYM; return cudnnSetSpatialTransformerNdDescriptor(stDesc, samplerType, dataType, nbDims, dimA); }
-static uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { cs_via = CS_VIA_PROCADDR; return cudnnSetSpatialTransformerNdDescriptor(stDesc, samplerType, dataType, nbDims, dimA); }
+static uint32_t cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, stDesc, samplerType, dataType, nbDims, dimA); }
+static uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, stDesc, samplerType, dataType, nbDims, dimA); }
+static uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, stDesc, samplerType, dataType, nbDims, dimA); }
 static uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
@@ -8022,24 +8216,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetStream(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
-static uint32_t cudnnSetStream(void * handle, void * streamId)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetStream(uint8_t via, void * handle, void * streamId) { return cs_w_cudnnSetStream(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetStream(uint8_t via, void * handle, void * streamId)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetStream - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetStream(handle, streamId);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetStream(handle, streamId);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetStream(via, handle, streamId);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetStream(via, handle, streamId);
     cs_fast_enter(t, CS_CUDNN_cudnnSetStream);
     uint32_t r = real(handle, streamId);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetStream, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetStream, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { cs_via = CS_VIA_DLSYM; return cudnnSetStream(handle, streamId); }
-static uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { cs_via = CS_VIA_PROCADDR; return cudnnSetStream(handle, streamId); }
+static uint32_t cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_LINKED, handle, streamId); }
+static uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_DLSYM, handle, streamId); }
+static uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_PROCADDR, handle, streamId); }
 static uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
@@ -8062,24 +8257,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
-static uint32_t cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor(uint8_t via, void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor(uint8_t via, void * handle, void * yDesc, void * y, void * valuePtr)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor(handle, yDesc, y, valuePtr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor(handle, yDesc, y, valuePtr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor(via, handle, yDesc, y, valuePtr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor(via, handle, yDesc, y, valuePtr);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensor);
     uint32_t r = real(handle, yDesc, y, valuePtr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { cs_via = CS_VIA_DLSYM; return cudnnSetTensor(handle, yDesc, y, valuePtr); }
-static uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { cs_via = CS_VIA_PROCADDR; return cudnnSetTensor(handle, yDesc, y, valuePtr); }
+static uint32_t cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_LINKED, handle, yDesc, y, valuePtr); }
+static uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_DLSYM, handle, yDesc, y, valuePtr); }
+static uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_PROCADDR, handle, yDesc, y, valuePtr); }
 static uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
 {
     static void *_Atomic slot;
@@ -8102,24 +8298,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
-static uint32_t cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor4dDescriptor(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescriptor(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensor4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor4dDescriptor(tensorDesc, format, dataType, n, c, h, w);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor4dDescriptor(tensorDesc, format, dataType, n, c, h, w);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor4dDescriptor(via, tensorDesc, format, dataType, n, c, h, w);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor4dDescriptor(via, tensorDesc, format, dataType, n, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensor4dDescriptor);
     uint32_t r = real(tensorDesc, format, dataType, n, c, h, w);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor4dDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { cs_via = CS_VIA_DLSYM; return cudnnSetTensor4dDescriptor(tensorDesc, format, dataType, n, c, h, w); }
-static uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { cs_via = CS_VIA_PROCADDR; return cudnnSetTensor4dDescriptor(tensorDesc, format, dataType, n, c, h, w); }
+static uint32_t cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, format, dataType, n, c, h, w); }
+static uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, format, dataType, n, c, h, w); }
+static uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, format, dataType, n, c, h, w); }
 static uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
@@ -8142,24 +8339,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptorEx(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor4dDescriptorEx(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescriptorEx(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensor4dDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor4dDescriptorEx(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor4dDescriptorEx(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor4dDescriptorEx(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor4dDescriptorEx(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensor4dDescriptorEx);
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor4dDescriptorEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor4dDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { cs_via = CS_VIA_DLSYM; return cudnnSetTensor4dDescriptorEx(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { cs_via = CS_VIA_PROCADDR; return cudnnSetTensor4dDescriptorEx(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
     static void *_Atomic slot;
@@ -8182,24 +8380,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
-static uint32_t cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorNdDescriptor(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescriptor(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensorNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorNdDescriptor(tensorDesc, dataType, nbDims, dimA, strideA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorNdDescriptor(tensorDesc, dataType, nbDims, dimA, strideA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorNdDescriptor(via, tensorDesc, dataType, nbDims, dimA, strideA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorNdDescriptor(via, tensorDesc, dataType, nbDims, dimA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensorNdDescriptor);
     uint32_t r = real(tensorDesc, dataType, nbDims, dimA, strideA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorNdDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { cs_via = CS_VIA_DLSYM; return cudnnSetTensorNdDescriptor(tensorDesc, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { cs_via = CS_VIA_PROCADDR; return cudnnSetTensorNdDescriptor(tensorDesc, dataType, nbDims, dimA, strideA); }
+static uint32_t cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
@@ -8222,24 +8421,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptorEx(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
-static uint32_t cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorNdDescriptorEx(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescriptorEx(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensorNdDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorNdDescriptorEx(tensorDesc, format, dataType, nbDims, dimA);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorNdDescriptorEx(tensorDesc, format, dataType, nbDims, dimA);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorNdDescriptorEx(via, tensorDesc, format, dataType, nbDims, dimA);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorNdDescriptorEx(via, tensorDesc, format, dataType, nbDims, dimA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensorNdDescriptorEx);
     uint32_t r = real(tensorDesc, format, dataType, nbDims, dimA);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorNdDescriptorEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorNdDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { cs_via = CS_VIA_DLSYM; return cudnnSetTensorNdDescriptorEx(tensorDesc, format, dataType, nbDims, dimA); }
-static uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { cs_via = CS_VIA_PROCADDR; return cudnnSetTensorNdDescriptorEx(tensorDesc, format, dataType, nbDims, dimA); }
+static uint32_t cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, tensorDesc, format, dataType, nbDims, dimA); }
+static uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, tensorDesc, format, dataType, nbDims, dimA); }
+static uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, tensorDesc, format, dataType, nbDims, dimA); }
 static uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
@@ -8262,24 +8462,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorTransformDescriptor
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorTransformDescriptor(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorTransformDescriptor(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorTransformDescriptor(via, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorTransformDescriptor(via, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensorTransformDescriptor);
     uint32_t r = real(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorTransformDescriptor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { cs_via = CS_VIA_DLSYM; return cudnnSetTensorTransformDescriptor(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { cs_via = CS_VIA_PROCADDR; return cudnnSetTensorTransformDescriptor(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
     static void *_Atomic slot;
@@ -8302,24 +8503,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-static uint32_t cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSoftmaxBackward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxBackward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSoftmaxBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSoftmaxBackward(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSoftmaxBackward(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSoftmaxBackward(via, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSoftmaxBackward(via, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnSoftmaxBackward);
     uint32_t r = real(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSoftmaxBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSoftmaxBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_DLSYM; return cudnnSoftmaxBackward(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { cs_via = CS_VIA_PROCADDR; return cudnnSoftmaxBackward(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static uint32_t cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_LINKED, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_DLSYM, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_PROCADDR, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
 static uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -8342,24 +8544,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSoftmaxForward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxForward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSoftmaxForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSoftmaxForward(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSoftmaxForward(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSoftmaxForward(via, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSoftmaxForward(via, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnSoftmaxForward);
     uint32_t r = real(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSoftmaxForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSoftmaxForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnSoftmaxForward(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnSoftmaxForward(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_LINKED, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_DLSYM, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_PROCADDR, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -8382,24 +8585,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorBackwa
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
-static uint32_t cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfGridGeneratorBackward(uint8_t via, void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGeneratorBackward(uint8_t via, void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfGridGeneratorBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfGridGeneratorBackward(handle, stDesc, dgrid, dtheta);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfGridGeneratorBackward(handle, stDesc, dgrid, dtheta);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfGridGeneratorBackward(via, handle, stDesc, dgrid, dtheta);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfGridGeneratorBackward(via, handle, stDesc, dgrid, dtheta);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward);
     uint32_t r = real(handle, stDesc, dgrid, dtheta);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { cs_via = CS_VIA_DLSYM; return cudnnSpatialTfGridGeneratorBackward(handle, stDesc, dgrid, dtheta); }
-static uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { cs_via = CS_VIA_PROCADDR; return cudnnSpatialTfGridGeneratorBackward(handle, stDesc, dgrid, dtheta); }
+static uint32_t cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, handle, stDesc, dgrid, dtheta); }
+static uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, handle, stDesc, dgrid, dtheta); }
+static uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, handle, stDesc, dgrid, dtheta); }
 static uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
     static void *_Atomic slot;
@@ -8422,24 +8626,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorForwar
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
-static uint32_t cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfGridGeneratorForward(uint8_t via, void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGeneratorForward(uint8_t via, void * handle, void * stDesc, void * theta, void * grid)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfGridGeneratorForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfGridGeneratorForward(handle, stDesc, theta, grid);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfGridGeneratorForward(handle, stDesc, theta, grid);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfGridGeneratorForward(via, handle, stDesc, theta, grid);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfGridGeneratorForward(via, handle, stDesc, theta, grid);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfGridGeneratorForward);
     uint32_t r = real(handle, stDesc, theta, grid);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { cs_via = CS_VIA_DLSYM; return cudnnSpatialTfGridGeneratorForward(handle, stDesc, theta, grid); }
-static uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { cs_via = CS_VIA_PROCADDR; return cudnnSpatialTfGridGeneratorForward(handle, stDesc, theta, grid); }
+static uint32_t cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, handle, stDesc, theta, grid); }
+static uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, handle, stDesc, theta, grid); }
+static uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, handle, stDesc, theta, grid); }
 static uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
 {
     static void *_Atomic slot;
@@ -8462,24 +8667,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerBackward(uin
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-static uint32_t cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfSamplerBackward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSamplerBackward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfSamplerBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfSamplerBackward(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfSamplerBackward(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfSamplerBackward(via, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfSamplerBackward(via, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfSamplerBackward);
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfSamplerBackward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfSamplerBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { cs_via = CS_VIA_DLSYM; return cudnnSpatialTfSamplerBackward(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-static uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { cs_via = CS_VIA_PROCADDR; return cudnnSpatialTfSamplerBackward(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static uint32_t cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
 static uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
     static void *_Atomic slot;
@@ -8502,24 +8708,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerForward(uint
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-static uint32_t cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfSamplerForward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSamplerForward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfSamplerForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfSamplerForward(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfSamplerForward(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfSamplerForward(via, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfSamplerForward(via, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfSamplerForward);
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfSamplerForward, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfSamplerForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnSpatialTfSamplerForward(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-static uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnSpatialTfSamplerForward(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static uint32_t cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -8542,24 +8749,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformFilter(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformFilter(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformFilter(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnTransformFilter - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformFilter(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformFilter(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformFilter(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformFilter(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     cs_fast_enter(t, CS_CUDNN_cudnnTransformFilter);
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformFilter, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformFilter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { cs_via = CS_VIA_DLSYM; return cudnnTransformFilter(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { cs_via = CS_VIA_PROCADDR; return cudnnTransformFilter(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;
@@ -8582,24 +8790,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensor(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformTensor(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensor(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnTransformTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformTensor(handle, alpha, xDesc, x, beta, yDesc, y);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformTensor(handle, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformTensor(via, handle, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformTensor(via, handle, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnTransformTensor);
     uint32_t r = real(handle, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformTensor, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_DLSYM; return cudnnTransformTensor(handle, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { cs_via = CS_VIA_PROCADDR; return cudnnTransformTensor(handle, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_LINKED, handle, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_DLSYM, handle, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_PROCADDR, handle, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -8622,24 +8831,25 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensorEx(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(cs_take_via(), cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformTensorEx(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensorEx(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnTransformTensorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformTensorEx(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformTensorEx(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformTensorEx(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformTensorEx(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     cs_fast_enter(t, CS_CUDNN_cudnnTransformTensorEx);
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformTensorEx, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformTensorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { cs_via = CS_VIA_DLSYM; return cudnnTransformTensorEx(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { cs_via = CS_VIA_PROCADDR; return cudnnTransformTensorEx(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;

@@ -70,24 +70,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAlltoAll(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(via, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclAlltoAll - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclAlltoAll);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclAlltoAll, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclAlltoAll, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -105,24 +106,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
-static uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(via, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclBcast - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclBcast(buff, count, datatype, root, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclBcast(buff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclBcast(via, buff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclBcast(via, buff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclBcast);
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclBcast, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclBcast, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclBcast(buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclBcast(buff, count, datatype, root, comm, stream); }
+static uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -184,24 +186,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCount(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
-static uint32_t ncclCommCount(void * comm, void * count)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCount(uint8_t via, void * comm, void * count) { return cs_w_ncclCommCount(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCount(uint8_t via, void * comm, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommCount - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCount(comm, count);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCount(comm, count);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCount(via, comm, count);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCount(via, comm, count);
     cs_fast_enter(t, CS_NCCL_ncclCommCount);
     uint32_t r = real(comm, count);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCount, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommCount(void * comm, void * count) { cs_via = CS_VIA_DLSYM; return ncclCommCount(comm, count); }
-static uint32_t cs_g_ncclCommCount(void * comm, void * count) { cs_via = CS_VIA_PROCADDR; return ncclCommCount(comm, count); }
+static uint32_t ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_LINKED, comm, count); }
+static uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_DLSYM, comm, count); }
+static uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_PROCADDR, comm, count); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
@@ -219,24 +222,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
-static uint32_t ncclCommCuDevice(void * comm, void * device)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCuDevice(uint8_t via, void * comm, void * device) { return cs_w_ncclCommCuDevice(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCuDevice(uint8_t via, void * comm, void * device)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommCuDevice - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCuDevice(comm, device);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCuDevice(comm, device);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCuDevice(via, comm, device);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCuDevice(via, comm, device);
     cs_fast_enter(t, CS_NCCL_ncclCommCuDevice);
     uint32_t r = real(comm, device);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCuDevice, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCuDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_DLSYM; return ncclCommCuDevice(comm, device); }
-static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_PROCADDR; return ncclCommCuDevice(comm, device); }
+static uint32_t ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_LINKED, comm, device); }
+static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
+static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
@@ -254,24 +258,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
-static uint32_t ncclCommDeregister(void * comm, void * handle)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommDeregister(uint8_t via, void * comm, void * handle) { return cs_w_ncclCommDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommDeregister(uint8_t via, void * comm, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommDeregister(comm, handle);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommDeregister(comm, handle);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommDeregister(via, comm, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommDeregister(via, comm, handle);
     cs_fast_enter(t, CS_NCCL_ncclCommDeregister);
     uint32_t r = real(comm, handle);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommDeregister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_DLSYM; return ncclCommDeregister(comm, handle); }
-static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_PROCADDR; return ncclCommDeregister(comm, handle); }
+static uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_LINKED, comm, handle); }
+static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
+static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void *realp, void * comm)
@@ -437,24 +442,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRegister(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
-static uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRegister(comm, buff, size, handle);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRegister(comm, buff, size, handle);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRegister(via, comm, buff, size, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRegister(via, comm, buff, size, handle);
     cs_fast_enter(t, CS_NCCL_ncclCommRegister);
     uint32_t r = real(comm, buff, size, handle);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRegister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_DLSYM; return ncclCommRegister(comm, buff, size, handle); }
-static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_PROCADDR; return ncclCommRegister(comm, buff, size, handle); }
+static uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
+static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
+static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
@@ -472,24 +478,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
-static uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags)
 {
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommRevoke - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRevoke(comm, revokeFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRevoke(comm, revokeFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRevoke(via, comm, revokeFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRevoke(via, comm, revokeFlags);
     cs_fast_enter(t, CS_NCCL_ncclCommRevoke);
     uint32_t r = real(comm, revokeFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRevoke, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRevoke, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_DLSYM; return ncclCommRevoke(comm, revokeFlags); }
-static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_PROCADDR; return ncclCommRevoke(comm, revokeFlags); }
+static uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
+static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
+static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -507,24 +514,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommShrink - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     cs_fast_enter(t, CS_NCCL_ncclCommShrink);
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommShrink, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommShrink, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_DLSYM; return ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_PROCADDR; return ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
@@ -564,24 +572,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommUserRank(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
-static uint32_t ncclCommUserRank(void * comm, void * rank)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommUserRank(uint8_t via, void * comm, void * rank) { return cs_w_ncclCommUserRank(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommUserRank(uint8_t via, void * comm, void * rank)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommUserRank - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommUserRank(comm, rank);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommUserRank(comm, rank);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommUserRank(via, comm, rank);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommUserRank(via, comm, rank);
     cs_fast_enter(t, CS_NCCL_ncclCommUserRank);
     uint32_t r = real(comm, rank);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommUserRank, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommUserRank, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_DLSYM; return ncclCommUserRank(comm, rank); }
-static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_PROCADDR; return ncclCommUserRank(comm, rank); }
+static uint32_t ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_LINKED, comm, rank); }
+static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
+static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
@@ -599,24 +608,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
-static uint32_t ncclCommWindowDeregister(void * comm, void * win)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowDeregister(uint8_t via, void * comm, void * win) { return cs_w_ncclCommWindowDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowDeregister(uint8_t via, void * comm, void * win)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommWindowDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowDeregister(comm, win);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowDeregister(comm, win);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowDeregister(via, comm, win);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowDeregister(via, comm, win);
     cs_fast_enter(t, CS_NCCL_ncclCommWindowDeregister);
     uint32_t r = real(comm, win);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowDeregister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_DLSYM; return ncclCommWindowDeregister(comm, win); }
-static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_PROCADDR; return ncclCommWindowDeregister(comm, win); }
+static uint32_t ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
+static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
+static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -634,24 +644,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
-static uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommWindowRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowRegister(comm, buff, size, win, winFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowRegister(comm, buff, size, win, winFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowRegister(via, comm, buff, size, win, winFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowRegister(via, comm, buff, size, win, winFlags);
     cs_fast_enter(t, CS_NCCL_ncclCommWindowRegister);
     uint32_t r = real(comm, buff, size, win, winFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowRegister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_DLSYM; return ncclCommWindowRegister(comm, buff, size, win, winFlags); }
-static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_PROCADDR; return ncclCommWindowRegister(comm, buff, size, win, winFlags); }
+static uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
+static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
+static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -669,24 +680,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGather - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclGather);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGather, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGather, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 static __attribute__((noinline)) void * cs_w_ncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
@@ -764,24 +776,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGetVersion(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
-static uint32_t ncclGetVersion(void * version)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGetVersion(uint8_t via, void * version) { return cs_w_ncclGetVersion(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclGetVersion(uint8_t via, void * version)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGetVersion - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGetVersion(version);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGetVersion(version);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGetVersion(via, version);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGetVersion(via, version);
     cs_fast_enter(t, CS_NCCL_ncclGetVersion);
     uint32_t r = real(version);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGetVersion, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGetVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclGetVersion(void * version) { cs_via = CS_VIA_DLSYM; return ncclGetVersion(version); }
-static uint32_t cs_g_ncclGetVersion(void * version) { cs_via = CS_VIA_PROCADDR; return ncclGetVersion(version); }
+static uint32_t ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_LINKED, version); }
+static uint32_t cs_d_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_DLSYM, version); }
+static uint32_t cs_g_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_PROCADDR, version); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *realp)
 {
@@ -799,24 +812,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
-static uint32_t ncclGroupEnd(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupEnd(uint8_t via) { return cs_w_ncclGroupEnd(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupEnd(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupEnd();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupEnd();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupEnd(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupEnd(via);
     cs_fast_enter(t, CS_NCCL_ncclGroupEnd);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupEnd, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclGroupEnd(void) { cs_via = CS_VIA_DLSYM; return ncclGroupEnd(); }
-static uint32_t cs_g_ncclGroupEnd(void) { cs_via = CS_VIA_PROCADDR; return ncclGroupEnd(); }
+static uint32_t ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_LINKED); }
+static uint32_t cs_d_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_DLSYM); }
+static uint32_t cs_g_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_PROCADDR); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
@@ -834,24 +848,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
-static uint32_t ncclGroupSimulateEnd(void * simInfo)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupSimulateEnd(uint8_t via, void * simInfo) { return cs_w_ncclGroupSimulateEnd(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupSimulateEnd(uint8_t via, void * simInfo)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupSimulateEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupSimulateEnd(simInfo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupSimulateEnd(simInfo);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupSimulateEnd(via, simInfo);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupSimulateEnd(via, simInfo);
     cs_fast_enter(t, CS_NCCL_ncclGroupSimulateEnd);
     uint32_t r = real(simInfo);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupSimulateEnd, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupSimulateEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_DLSYM; return ncclGroupSimulateEnd(simInfo); }
-static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_PROCADDR; return ncclGroupSimulateEnd(simInfo); }
+static uint32_t ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
+static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
+static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void *realp)
 {
@@ -869,24 +884,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupStart(void) { return cs_w_ncclGroupStart(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
-static uint32_t ncclGroupStart(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupStart(uint8_t via) { return cs_w_ncclGroupStart(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupStart(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupStart - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupStart();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupStart();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupStart(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupStart(via);
     cs_fast_enter(t, CS_NCCL_ncclGroupStart);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupStart, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupStart, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclGroupStart(void) { cs_via = CS_VIA_DLSYM; return ncclGroupStart(); }
-static uint32_t cs_g_ncclGroupStart(void) { cs_via = CS_VIA_PROCADDR; return ncclGroupStart(); }
+static uint32_t ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_LINKED); }
+static uint32_t cs_d_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_DLSYM); }
+static uint32_t cs_g_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_PROCADDR); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
@@ -904,24 +920,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
-static uint32_t ncclMemAlloc(void * ptr, uint64_t size)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemAlloc(uint8_t via, void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(via, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemAlloc(uint8_t via, void * ptr, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclMemAlloc - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemAlloc(ptr, size);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemAlloc(ptr, size);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemAlloc(via, ptr, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemAlloc(via, ptr, size);
     cs_fast_enter(t, CS_NCCL_ncclMemAlloc);
     uint32_t r = real(ptr, size);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemAlloc, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_DLSYM; return ncclMemAlloc(ptr, size); }
-static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_PROCADDR; return ncclMemAlloc(ptr, size); }
+static uint32_t ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_LINKED, ptr, size); }
+static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
+static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *realp, void * ptr)
 {
@@ -939,24 +956,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
-static uint32_t ncclMemFree(void * ptr)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemFree(uint8_t via, void * ptr) { return cs_w_ncclMemFree(via, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemFree(uint8_t via, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclMemFree - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemFree(ptr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemFree(ptr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemFree(via, ptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemFree(via, ptr);
     cs_fast_enter(t, CS_NCCL_ncclMemFree);
     uint32_t r = real(ptr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemFree, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemFree, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclMemFree(void * ptr) { cs_via = CS_VIA_DLSYM; return ncclMemFree(ptr); }
-static uint32_t cs_g_ncclMemFree(void * ptr) { cs_via = CS_VIA_PROCADDR; return ncclMemFree(ptr); }
+static uint32_t ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_LINKED, ptr); }
+static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_DLSYM, ptr); }
+static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_PROCADDR, ptr); }
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -996,24 +1014,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpCreatePreMulSum(uint8_t 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
-static uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(via, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclRedOpCreatePreMulSum - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
     cs_fast_enter(t, CS_NCCL_ncclRedOpCreatePreMulSum);
     uint32_t r = real(op, scalar, datatype, residence, comm);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpCreatePreMulSum, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpCreatePreMulSum, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_DLSYM; return ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_PROCADDR; return ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
+static uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
+static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
+static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
@@ -1031,24 +1050,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
-static uint32_t ncclRedOpDestroy(uint32_t op, void * comm)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpDestroy(uint8_t via, uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(via, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpDestroy(uint8_t via, uint32_t op, void * comm)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclRedOpDestroy - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpDestroy(op, comm);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpDestroy(op, comm);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpDestroy(via, op, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpDestroy(via, op, comm);
     cs_fast_enter(t, CS_NCCL_ncclRedOpDestroy);
     uint32_t r = real(op, comm);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_DLSYM; return ncclRedOpDestroy(op, comm); }
-static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_PROCADDR; return ncclRedOpDestroy(op, comm); }
+static uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
+static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
+static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
@@ -1110,24 +1130,25 @@ static __attribute__((noinline)) uint32_t cs_w_ncclScatter(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_ncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(via, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_ncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclScatter - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclScatter);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclScatter, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclScatter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -1211,24 +1232,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAlltoAll(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(via, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclAlltoAll - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclAlltoAll);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclAlltoAll, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclAlltoAll, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1246,24 +1268,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
-static uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(via, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclBcast - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclBcast(buff, count, datatype, root, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclBcast(buff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclBcast(via, buff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclBcast(via, buff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclBcast);
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclBcast, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclBcast, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclBcast(buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclBcast(buff, count, datatype, root, comm, stream); }
+static uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -1325,24 +1348,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCount(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
-static uint32_t pncclCommCount(void * comm, void * count)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCount(uint8_t via, void * comm, void * count) { return cs_w_pncclCommCount(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCount(uint8_t via, void * comm, void * count)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommCount - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCount(comm, count);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCount(comm, count);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCount(via, comm, count);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCount(via, comm, count);
     cs_fast_enter(t, CS_NCCL_pncclCommCount);
     uint32_t r = real(comm, count);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCount, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommCount(void * comm, void * count) { cs_via = CS_VIA_DLSYM; return pncclCommCount(comm, count); }
-static uint32_t cs_g_pncclCommCount(void * comm, void * count) { cs_via = CS_VIA_PROCADDR; return pncclCommCount(comm, count); }
+static uint32_t pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_LINKED, comm, count); }
+static uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_DLSYM, comm, count); }
+static uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_PROCADDR, comm, count); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
@@ -1360,24 +1384,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
-static uint32_t pncclCommCuDevice(void * comm, void * device)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCuDevice(uint8_t via, void * comm, void * device) { return cs_w_pncclCommCuDevice(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCuDevice(uint8_t via, void * comm, void * device)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommCuDevice - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCuDevice(comm, device);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCuDevice(comm, device);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCuDevice(via, comm, device);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCuDevice(via, comm, device);
     cs_fast_enter(t, CS_NCCL_pncclCommCuDevice);
     uint32_t r = real(comm, device);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCuDevice, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCuDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_DLSYM; return pncclCommCuDevice(comm, device); }
-static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { cs_via = CS_VIA_PROCADDR; return pncclCommCuDevice(comm, device); }
+static uint32_t pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_LINKED, comm, device); }
+static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
+static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
@@ -1395,24 +1420,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
-static uint32_t pncclCommDeregister(void * comm, void * handle)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommDeregister(uint8_t via, void * comm, void * handle) { return cs_w_pncclCommDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommDeregister(uint8_t via, void * comm, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommDeregister(comm, handle);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommDeregister(comm, handle);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommDeregister(via, comm, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommDeregister(via, comm, handle);
     cs_fast_enter(t, CS_NCCL_pncclCommDeregister);
     uint32_t r = real(comm, handle);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommDeregister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_DLSYM; return pncclCommDeregister(comm, handle); }
-static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { cs_via = CS_VIA_PROCADDR; return pncclCommDeregister(comm, handle); }
+static uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_LINKED, comm, handle); }
+static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
+static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, void *realp, void * comm)
@@ -1578,24 +1604,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRegister(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
-static uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRegister(comm, buff, size, handle);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRegister(comm, buff, size, handle);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRegister(via, comm, buff, size, handle);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRegister(via, comm, buff, size, handle);
     cs_fast_enter(t, CS_NCCL_pncclCommRegister);
     uint32_t r = real(comm, buff, size, handle);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRegister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_DLSYM; return pncclCommRegister(comm, buff, size, handle); }
-static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { cs_via = CS_VIA_PROCADDR; return pncclCommRegister(comm, buff, size, handle); }
+static uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
+static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
+static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
@@ -1613,24 +1640,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
-static uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags)
 {
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommRevoke - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRevoke(comm, revokeFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRevoke(comm, revokeFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRevoke(via, comm, revokeFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRevoke(via, comm, revokeFlags);
     cs_fast_enter(t, CS_NCCL_pncclCommRevoke);
     uint32_t r = real(comm, revokeFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRevoke, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRevoke, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_DLSYM; return pncclCommRevoke(comm, revokeFlags); }
-static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { cs_via = CS_VIA_PROCADDR; return pncclCommRevoke(comm, revokeFlags); }
+static uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
+static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
+static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -1648,24 +1676,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommShrink - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     cs_fast_enter(t, CS_NCCL_pncclCommShrink);
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommShrink, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommShrink, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_DLSYM; return pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { cs_via = CS_VIA_PROCADDR; return pncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
@@ -1705,24 +1734,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommUserRank(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
-static uint32_t pncclCommUserRank(void * comm, void * rank)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommUserRank(uint8_t via, void * comm, void * rank) { return cs_w_pncclCommUserRank(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommUserRank(uint8_t via, void * comm, void * rank)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommUserRank - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommUserRank(comm, rank);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommUserRank(comm, rank);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommUserRank(via, comm, rank);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommUserRank(via, comm, rank);
     cs_fast_enter(t, CS_NCCL_pncclCommUserRank);
     uint32_t r = real(comm, rank);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommUserRank, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommUserRank, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_DLSYM; return pncclCommUserRank(comm, rank); }
-static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { cs_via = CS_VIA_PROCADDR; return pncclCommUserRank(comm, rank); }
+static uint32_t pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_LINKED, comm, rank); }
+static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
+static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
@@ -1740,24 +1770,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
-static uint32_t pncclCommWindowDeregister(void * comm, void * win)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowDeregister(uint8_t via, void * comm, void * win) { return cs_w_pncclCommWindowDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowDeregister(uint8_t via, void * comm, void * win)
 {
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommWindowDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowDeregister(comm, win);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowDeregister(comm, win);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowDeregister(via, comm, win);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowDeregister(via, comm, win);
     cs_fast_enter(t, CS_NCCL_pncclCommWindowDeregister);
     uint32_t r = real(comm, win);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowDeregister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_DLSYM; return pncclCommWindowDeregister(comm, win); }
-static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { cs_via = CS_VIA_PROCADDR; return pncclCommWindowDeregister(comm, win); }
+static uint32_t pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
+static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
+static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -1775,24 +1806,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t v
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
-static uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommWindowRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowRegister(comm, buff, size, win, winFlags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowRegister(comm, buff, size, win, winFlags);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowRegister(via, comm, buff, size, win, winFlags);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowRegister(via, comm, buff, size, win, winFlags);
     cs_fast_enter(t, CS_NCCL_pncclCommWindowRegister);
     uint32_t r = real(comm, buff, size, win, winFlags);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowRegister, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_DLSYM; return pncclCommWindowRegister(comm, buff, size, win, winFlags); }
-static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { cs_via = CS_VIA_PROCADDR; return pncclCommWindowRegister(comm, buff, size, win, winFlags); }
+static uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
+static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
+static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1810,24 +1842,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGather - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclGather);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGather, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGather, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 static __attribute__((noinline)) void * cs_w_pncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
@@ -1905,24 +1938,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGetVersion(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
-static uint32_t pncclGetVersion(void * version)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGetVersion(uint8_t via, void * version) { return cs_w_pncclGetVersion(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclGetVersion(uint8_t via, void * version)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGetVersion - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGetVersion(version);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGetVersion(version);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGetVersion(via, version);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGetVersion(via, version);
     cs_fast_enter(t, CS_NCCL_pncclGetVersion);
     uint32_t r = real(version);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGetVersion, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGetVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclGetVersion(void * version) { cs_via = CS_VIA_DLSYM; return pncclGetVersion(version); }
-static uint32_t cs_g_pncclGetVersion(void * version) { cs_via = CS_VIA_PROCADDR; return pncclGetVersion(version); }
+static uint32_t pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_LINKED, version); }
+static uint32_t cs_d_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_DLSYM, version); }
+static uint32_t cs_g_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_PROCADDR, version); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *realp)
 {
@@ -1940,24 +1974,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
-static uint32_t pncclGroupEnd(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupEnd(uint8_t via) { return cs_w_pncclGroupEnd(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupEnd(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupEnd();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupEnd();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupEnd(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupEnd(via);
     cs_fast_enter(t, CS_NCCL_pncclGroupEnd);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupEnd, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclGroupEnd(void) { cs_via = CS_VIA_DLSYM; return pncclGroupEnd(); }
-static uint32_t cs_g_pncclGroupEnd(void) { cs_via = CS_VIA_PROCADDR; return pncclGroupEnd(); }
+static uint32_t pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_LINKED); }
+static uint32_t cs_d_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_DLSYM); }
+static uint32_t cs_g_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_PROCADDR); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
@@ -1975,24 +2010,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
-static uint32_t pncclGroupSimulateEnd(void * simInfo)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupSimulateEnd(uint8_t via, void * simInfo) { return cs_w_pncclGroupSimulateEnd(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupSimulateEnd(uint8_t via, void * simInfo)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupSimulateEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupSimulateEnd(simInfo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupSimulateEnd(simInfo);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupSimulateEnd(via, simInfo);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupSimulateEnd(via, simInfo);
     cs_fast_enter(t, CS_NCCL_pncclGroupSimulateEnd);
     uint32_t r = real(simInfo);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupSimulateEnd, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupSimulateEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_DLSYM; return pncclGroupSimulateEnd(simInfo); }
-static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { cs_via = CS_VIA_PROCADDR; return pncclGroupSimulateEnd(simInfo); }
+static uint32_t pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
+static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
+static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void *realp)
 {
@@ -2010,24 +2046,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupStart(void) { return cs_w_pncclGroupStart(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
-static uint32_t pncclGroupStart(void)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupStart(uint8_t via) { return cs_w_pncclGroupStart(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupStart(uint8_t via)
 {
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupStart - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupStart();
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupStart();
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupStart(via);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupStart(via);
     cs_fast_enter(t, CS_NCCL_pncclGroupStart);
     uint32_t r = real();
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupStart, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupStart, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclGroupStart(void) { cs_via = CS_VIA_DLSYM; return pncclGroupStart(); }
-static uint32_t cs_g_pncclGroupStart(void) { cs_via = CS_VIA_PROCADDR; return pncclGroupStart(); }
+static uint32_t pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_LINKED); }
+static uint32_t cs_d_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_DLSYM); }
+static uint32_t cs_g_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_PROCADDR); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
@@ -2045,24 +2082,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
-static uint32_t pncclMemAlloc(void * ptr, uint64_t size)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemAlloc(uint8_t via, void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(via, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemAlloc(uint8_t via, void * ptr, uint64_t size)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclMemAlloc - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemAlloc(ptr, size);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemAlloc(ptr, size);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemAlloc(via, ptr, size);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemAlloc(via, ptr, size);
     cs_fast_enter(t, CS_NCCL_pncclMemAlloc);
     uint32_t r = real(ptr, size);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemAlloc, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_DLSYM; return pncclMemAlloc(ptr, size); }
-static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { cs_via = CS_VIA_PROCADDR; return pncclMemAlloc(ptr, size); }
+static uint32_t pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_LINKED, ptr, size); }
+static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
+static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *realp, void * ptr)
 {
@@ -2080,24 +2118,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
-static uint32_t pncclMemFree(void * ptr)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemFree(uint8_t via, void * ptr) { return cs_w_pncclMemFree(via, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemFree(uint8_t via, void * ptr)
 {
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclMemFree - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemFree(ptr);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemFree(ptr);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemFree(via, ptr);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemFree(via, ptr);
     cs_fast_enter(t, CS_NCCL_pncclMemFree);
     uint32_t r = real(ptr);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemFree, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemFree, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclMemFree(void * ptr) { cs_via = CS_VIA_DLSYM; return pncclMemFree(ptr); }
-static uint32_t cs_g_pncclMemFree(void * ptr) { cs_via = CS_VIA_PROCADDR; return pncclMemFree(ptr); }
+static uint32_t pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_LINKED, ptr); }
+static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_DLSYM, ptr); }
+static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_PROCADDR, ptr); }
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -2137,24 +2176,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpCreatePreMulSum(uint8_t
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
-static uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(via, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclRedOpCreatePreMulSum - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
     cs_fast_enter(t, CS_NCCL_pncclRedOpCreatePreMulSum);
     uint32_t r = real(op, scalar, datatype, residence, comm);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpCreatePreMulSum, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpCreatePreMulSum, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_DLSYM; return pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { cs_via = CS_VIA_PROCADDR; return pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm); }
+static uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
+static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
+static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
@@ -2172,24 +2212,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
-static uint32_t pncclRedOpDestroy(uint32_t op, void * comm)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpDestroy(uint8_t via, uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(via, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpDestroy(uint8_t via, uint32_t op, void * comm)
 {
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclRedOpDestroy - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpDestroy(op, comm);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpDestroy(op, comm);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpDestroy(via, op, comm);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpDestroy(via, op, comm);
     cs_fast_enter(t, CS_NCCL_pncclRedOpDestroy);
     uint32_t r = real(op, comm);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpDestroy, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_DLSYM; return pncclRedOpDestroy(op, comm); }
-static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { cs_via = CS_VIA_PROCADDR; return pncclRedOpDestroy(op, comm); }
+static uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
+static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
+static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
@@ -2251,24 +2292,25 @@ static __attribute__((noinline)) uint32_t cs_w_pncclScatter(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t cs_s_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(cs_take_via(), cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
+static __attribute__((noinline, cold)) uint32_t cs_s_pncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(via, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static inline __attribute__((always_inline)) uint32_t cs_f_pncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclScatter - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclScatter);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclScatter, (uint32_t)r, &cs_h);
+    struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclScatter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
     if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_DLSYM; return pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { cs_via = CS_VIA_PROCADDR; return pncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
