@@ -34,10 +34,10 @@ static int inner_failure(struct cs_thread *t, const struct cs_event *ev, struct 
     return 0;
 }
 
-static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev)
+static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev, const char *nccl_said)
 {
     struct cs_inner_failure inner;
-    cs_rule_nccl_cuda_failure(cs_api_name(ev->api), inner_failure(t, ev, &inner) ? &inner : NULL);
+    cs_rule_nccl_cuda_failure(cs_api_name(ev->api), inner_failure(t, ev, &inner) ? &inner : NULL, nccl_said);
 }
 
 /* --- cuBLAS -------------------------------------------------------------------------------- */
@@ -66,9 +66,9 @@ void cs_diagnose_cudnn_status(const struct cs_evidence *e)
 }
 
 /* From cs_emit, on a failing library call. */
-void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev)
+void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev, const char *library_said)
 {
-    if (api == &cs_api_nccl && ev->result == CS_ncclUnhandledCudaError) nccl_cuda_failure(t, ev);
+    if (api == &cs_api_nccl && ev->result == CS_ncclUnhandledCudaError) nccl_cuda_failure(t, ev, library_said);
     if ((api == &cs_api_cublas || api == &cs_api_cublasLt) && ev->result == CS_CUBLAS_STATUS_NOT_INITIALIZED)
         cublas_not_initialized(t, ev);
     if (api == &cs_api_cudnn && (ev->result == CS_CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH ||

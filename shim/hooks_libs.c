@@ -24,7 +24,7 @@
 
 /* --- the library's own error string, on every failing call ---------------------------- */
 
-void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
+const char *cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
 {
     const char *s = NULL, *last = NULL;
     struct cs_thread *own = cs_hide();
@@ -46,6 +46,7 @@ void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_
     cs_unhide(own);
     if (s && *s) cs_extra_str(t, "error_string", s);
     if (last && *last) cs_extra_str(t, "last_error", last);
+    return last && *last ? last : NULL;
 }
 
 /* Which copy of a library: path and version from the inventory. */

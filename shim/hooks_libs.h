@@ -21,7 +21,8 @@ struct cs_comm {
 };
 
 struct cs_comm *cs_comm_at(int i);        /* NULL past the last one */
-void cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
+/* Adds the library's own words to a failing call; returns NCCL's last error message (NULL: none). */
+const char *cs_library_error_string(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
 const char *cs_nccl_dtype(int d);            /* nccl_names.c */
 const char *cs_nccl_redop(int op);        /* NULL when the call has no reduction */
 int cs_nccl_version_if_loaded(void);

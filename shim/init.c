@@ -131,8 +131,8 @@ static void failed_call(struct cs_thread *t, struct cs_api *api, struct cs_event
             ev->result == CS_CUDA_ERROR_UNKNOWN)
             cs_diagnose_result(cs_api_name(ev->api), ev->result);
     } else {
-        cs_library_error_string(t, api, ev);
-        cs_diagnose_library_failure(t, api, ev);
+        const char *said = cs_library_error_string(t, api, ev);
+        cs_diagnose_library_failure(t, api, ev, said);
     }
 }
 

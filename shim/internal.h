@@ -89,7 +89,7 @@ void cs_exe_path(char *out, size_t cap);
 const char *cs_elf_dyn_str(const struct link_map *m, long tag, int nth);
 
 /* diagnose_libs.c: a failing library call whose cause the shim can name */
-void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev);
+void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev, const char *library_said);
 
 /* rebind.c: the loader's bindings of wrapped names pointed at the wrappers */
 void cs_rebind(void);          /* binds objects loaded since the last time; cheap when none */

@@ -138,6 +138,9 @@ PY
     grep -q "at cublasCreate_v2: no driver call failed inside it" <<<"$summary_of" || fail "cublas-not-initialized: $summary_of"
     assert_eq "$(q count "$trace" api=ncclCommInitRank result_name=ncclUnhandledCudaError nranks=1 rank=0)" 1 "real ncclCommInitRank"
     grep '"api":"ncclCommInitRank"' "$trace" | grep -q '"last_error":' || fail "no ncclGetLastError text"
+    # The CUDA call failed inside NCCL's own static runtime, unseen: NCCL's words name the error.
+    nccl_said=$(python3 -c 'import json,sys; print("\n".join(e["summary"] for e in map(json.loads, open(sys.argv[1])) if e.get("id") == "nccl-cuda-failure"))' "$trace")
+    grep -qF "NCCL's own message: \"Cuda failure" <<<"$nccl_said" || fail "nccl-cuda-failure does not quote NCCL: $nccl_said"
     # Linked (versioned references: cudnnCreate@libcudnn.so.9, cublasCreate_v2@libcublas.so.13).
     compile cudnn_linked tests/programs/cudnn_linked.c -L"$CUDA/lib64" -lcudnn -lcublas -Wl,-rpath,"$CUDA/lib64"
     mkdir -p "$TMP/linked"

@@ -156,6 +156,9 @@ if [ $have13 = 1 ]; then
     # cuDNN and NCCL carry their own runtimes too: each is named with the CUDA it was built for.
     [ -e "$C13/libcudnn.so.9" ] && has_finding "$trace" driver-too-old libcudnn.so.9 "CUDA 13" "535.261.03"
     [ -e "$C13/libnccl.so.2" ] && has_finding "$trace" driver-too-old libnccl.so.2 "CUDA 13" "535.261.03"
+    # NCCL's own runtime fails at cuGetExportTable on this driver; NCCL's words say why.
+    [ -e "$C13/libnccl.so.2" ] && has_finding "$trace" nccl-cuda-failure "cuGetExportTable -> CUDA_ERROR_INVALID_VALUE" \
+        "CUDA driver version is insufficient" "older than the CUDA that NCCL was built for"
     # The driver calls cuBLAS's own runtime makes inside cublasCreate are recorded, and say so.
     python3 - "$all_trace" <<'PY' || fail "cu13: cuBLAS's driver lookups are not in the ALL-mode trace"
 import json, sys

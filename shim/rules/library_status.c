@@ -15,38 +15,69 @@
 #include "../../wrappers/gen/results.h"
 #include "rules.h"
 
-void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *bad)
+/* NCCL's last warning, one line, at most 240 characters: "Cuda failure 2 'out of memory'". */
+static void nccl_words(const char *said, char *out, size_t cap)
 {
-    char summary[1536], fix[1024], evj[512];
-    if (!bad) {
+    size_t n = 0;
+    for (; said && *said && n + 1 < cap && n < 240; said++)
+        out[n++] = (unsigned char)*said < 0x20 ? ' ' : *said;
+    while (n && out[n - 1] == ' ') n--;
+    out[n] = 0;
+}
+
+void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *bad, const char *nccl_said)
+{
+    char summary[1536], evj[1024], said[256], said_part[600], quoted[300] = "";
+    nccl_words(nccl_said, said, sizeof said);
+    struct cs_buf said_json = { said_part, 0, sizeof said_part - 1 };  /* ,"nccl_message":"..." or nothing */
+    if (said[0]) { cs_put(&said_json, ",\"nccl_message\":"); cs_put_str(&said_json, said); }
+    said_part[said_json.len] = 0;
+    if (said[0]) snprintf(quoted, sizeof quoted, "; NCCL's own message: \"%s\"", said);
+    /* NCCL's words name the cause when the call it names does not: a CUDA 13 NCCL on a CUDA 12
+     * driver fails at cuGetExportTable (INVALID_VALUE), and NCCL says the driver is too old. */
+    int old_driver = strstr(said, "driver version is insufficient") != NULL;
+    int oom = strstr(said, "out of memory") != NULL;
+    const char *api = bad ? bad->api : NULL;
+    int multicast = api && !strncmp(api, "cuMulticast", 11);
+    int vmm = api && !strncmp(api, "cuMem", 5) && (strstr(api, "Create") || strstr(api, "Map") || strstr(api, "Pool") ||
+                                                   strstr(api, "Access") || strstr(api, "Shareable") || strstr(api, "Reserve"));
+    const char *cause =
+        multicast ? "; NCCL uses NVLink SHARP (NVLS) through CUDA multicast objects, which this driver or system "
+                    "refuses; set NCCL_NVLS_ENABLE=0 or upgrade the driver"
+        : vmm ? "; NCCL allocates through CUDA virtual memory (cuMem*), which this device or driver refuses (a vGPU "
+                "without UVM, an older driver); set NCCL_CUMEM_ENABLE=0"
+        : old_driver ? ": the CUDA runtime built into NCCL refused this driver, which is older than the CUDA that NCCL "
+                       "was built for"
+        : oom ? ": NCCL could not allocate its buffers on the GPU"
+        : bad ? "; that call's result is the cause" : "";
+    const char *fix =
+        multicast ? "NCCL_NVLS_ENABLE=0 turns NVLS off; a driver new enough for the NCCL version (or an NCCL that "
+                    "matches the driver) fixes it for good."
+        : vmm ? "NCCL_CUMEM_ENABLE=0 makes NCCL allocate as older versions did; on a vGPU, enable UVM in the profile, "
+                "or use an NCCL from before 2.19."
+        : old_driver ? "Install the NCCL built for the driver's CUDA major (pip install nvidia-nccl-cu12 for a CUDA 12 "
+                       "driver; the framework's own CUDA build pins it), or upgrade the driver to one for NCCL's CUDA."
+        : oom ? "Free GPU memory before NCCL sets up (create the communicator before the model fills the GPU), or "
+                "shrink NCCL's buffers (NCCL_BUFFSIZE, NCCL_NCHANNELS_PER_NET_PEER); NCCL_DEBUG=INFO names the "
+                "allocation."
+        : bad ? "Look up that CUDA result for this call; rerun with NCCL_DEBUG=INFO for NCCL's own account."
+        : said[0] ? "The quoted CUDA error is the cause; NCCL_DEBUG=INFO shows the call that returned it."
+                  : "Rerun with NCCL_DEBUG=INFO: the \"Cuda failure\" line names the call.";
+    if (bad) {
+        const char *rn = bad->result_name;
+        snprintf(summary, sizeof summary,
+                 "found ncclUnhandledCudaError at %s: the CUDA call that failed inside NCCL is %s -> %s (%d)%s%s", nccl,
+                 api, rn ? rn : "?", bad->result, quoted, cause);
+        snprintf(evj, sizeof evj, "{\"nccl_call\":\"%s\",\"cuda_call\":\"%s\",\"cuda_result\":%d%s}", nccl, api,
+                 bad->result, said_part);
+    } else {
         snprintf(summary, sizeof summary,
                  "found ncclUnhandledCudaError at %s: a CUDA call inside NCCL failed, one the shim did not see (NCCL's "
-                 "static runtime made it before the shim was watching, or it was a runtime call); rerun with "
-                 "NCCL_DEBUG=INFO to read it", nccl);
-        cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, nccl, summary,
-                   "Rerun with NCCL_DEBUG=INFO: the \"Cuda failure\" line names the call.", "{}");
-        return;
+                 "static runtime made it before the shim was watching, or it was a runtime call)%s%s", nccl,
+                 said[0] ? quoted : "; rerun with NCCL_DEBUG=INFO to read it", cause);
+        snprintf(evj, sizeof evj, "{\"nccl_call\":\"%s\"%s}", nccl, said_part);
     }
-    const char *api = bad->api, *rn = bad->result_name;
-    int multicast = !strncmp(api, "cuMulticast", 11);
-    int vmm = !strncmp(api, "cuMem", 5) && (strstr(api, "Create") || strstr(api, "Map") || strstr(api, "Pool") ||
-                                            strstr(api, "Access") || strstr(api, "Shareable") || strstr(api, "Reserve"));
-    snprintf(summary, sizeof summary,
-             "found ncclUnhandledCudaError at %s: the CUDA call that failed inside NCCL is %s -> %s (%d)%s", nccl, api,
-             rn ? rn : "?", bad->result,
-             multicast ? "; NCCL uses NVLink SHARP (NVLS) through CUDA multicast objects, which this driver or system "
-                         "refuses; set NCCL_NVLS_ENABLE=0 or upgrade the driver"
-             : vmm ? "; NCCL allocates through CUDA virtual memory (cuMem*), which this device or driver refuses (a "
-                     "vGPU without UVM, an older driver); set NCCL_CUMEM_ENABLE=0"
-                   : "; that call's result is the cause");
-    snprintf(fix, sizeof fix, "%s",
-             multicast ? "NCCL_NVLS_ENABLE=0 turns NVLS off; a driver new enough for the NCCL version (or an NCCL "
-                         "that matches the driver) fixes it for good."
-             : vmm ? "NCCL_CUMEM_ENABLE=0 makes NCCL allocate as older versions did; on a vGPU, enable UVM in the "
-                     "profile, or use an NCCL from before 2.19."
-                   : "Look up that CUDA result for this call; rerun with NCCL_DEBUG=INFO for NCCL's own account.");
-    snprintf(evj, sizeof evj, "{\"nccl_call\":\"%s\",\"cuda_call\":\"%s\",\"cuda_result\":%d}", nccl, api, bad->result);
-    cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, api, summary, fix, evj);
+    cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, bad ? api : nccl, summary, fix, evj);
 }
 
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *bad)

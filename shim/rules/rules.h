@@ -72,7 +72,8 @@ void cs_rule_loader_message(const struct cs_evidence *e, const char *message, in
 void cs_rule_result(const struct cs_evidence *e, const char *api, int result);
 /* library_status.c */
 struct cs_inner_failure { const char *api, *result_name; int result; };  /* the CUDA call that failed inside */
-void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
+/* inner NULL: unseen; nccl_said: NCCL's last error message (ncclGetLastError), NULL: none */
+void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner, const char *nccl_said);
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
 void cs_rule_cudnn_sublibraries(const struct cs_evidence *e, int status, const char *status_name, const char *call);
 /* device_code.c: a module load or launch refused (209, 222, 200, 218) */

@@ -5,7 +5,7 @@
  *   threads:N        N threads call cudaGetDeviceCount on the last runtime at once
  *   cublas:PATH      dlopen cuBLAS, cublasCreate_v2 (its private runtime reaches the driver)
  *   cudnn:PATH       dlopen cuDNN, cudnnGetVersion, cudnnCreate
- *   nccl:PATH        dlopen NCCL, ncclGetVersion, ncclGetUniqueId
+ *   nccl:PATH        dlopen NCCL, ncclGetVersion, ncclGetUniqueId, ncclCommInitRank (one rank)
  *   forkstorm:N      one thread keeps calling the runtime while the main thread forks N times;
  *                    each child dlopens a library (the loader lock) and exits; a child stuck for
  *                    5 s is a deadlock (exit 9)
@@ -93,6 +93,11 @@ int main(int argc, char **argv)
             char id[128];
             printf("ncclGetVersion=%d version=%d\n", ((int (*)(int *))need(h, "ncclGetVersion"))(&v), v);
             printf("ncclGetUniqueId=%d\n", ((int (*)(void *))need(h, "ncclGetUniqueId"))(id));
+            struct unique_id { char internal[128]; } uid;  /* ncclUniqueId, passed by value */
+            void *comm = NULL;
+            memcpy(uid.internal, id, sizeof id);
+            printf("ncclCommInitRank=%d\n",
+                   ((int (*)(void **, int, struct unique_id, int))need(h, "ncclCommInitRank"))(&comm, 1, uid, 0));
         } else if (!strncmp(a, "forkstorm:", 10)) {
             int n = atoi(a + 10), stuck = 0;
             pthread_t busy;

@@ -325,11 +325,28 @@ int main(void)
 
     /* Library statuses */
     struct cs_inner_failure mc = { "cuMulticastCreate", "CUDA_ERROR_NOT_SUPPORTED", 801 };
-    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", &mc);
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", &mc, "Cuda failure 801 'operation not supported'");
     expect("NCCL's unhandled CUDA error from a multicast object", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
-           SAYS("cuMulticastCreate", "NCCL_NVLS_ENABLE=0"));
-    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL);
+           SAYS("cuMulticastCreate", "NCCL_NVLS_ENABLE=0", "\"nccl_message\":\"Cuda failure 801 'operation not supported'\""));
+    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL, NULL);
     expect("NCCL's unhandled CUDA error, the call unseen", CS_F_NCCL_CUDA_FAILURE, CS_ERROR, SAYS("NCCL_DEBUG=INFO"));
+    /* NCCL's last warning names the CUDA error when the shim did not see the call. */
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", NULL, "Cuda failure 2 'out of memory'\n");
+    expect("NCCL's unhandled CUDA error, unseen, NCCL says out of memory", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
+           SAYS("NCCL's own message: \"Cuda failure 2 'out of memory'\"", "NCCL_BUFFSIZE"));
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", NULL, "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'");
+    expect("NCCL's unhandled CUDA error, unseen, NCCL's runtime refused the driver", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
+           SAYS("older than the CUDA that NCCL was built for", "nvidia-nccl-cu12"));
+    /* NVIDIA's NCCL 2.28 (CUDA 13) on the real 535 driver: the call it names is not the cause, its words are. */
+    struct cs_inner_failure export_table = { "cuGetExportTable", "CUDA_ERROR_INVALID_VALUE", 1 };
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", &export_table,
+                                       "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'");
+    expect("NCCL's unhandled CUDA error at cuGetExportTable, NCCL's runtime refused the driver", CS_F_NCCL_CUDA_FAILURE,
+           CS_ERROR, SAYS("cuGetExportTable -> CUDA_ERROR_INVALID_VALUE (1)", "older than the CUDA that NCCL was built for",
+                          "nvidia-nccl-cu12"));
+    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL, "Cuda failure 'invalid argument'");
+    expect("NCCL's unhandled CUDA error, unseen, NCCL quoted", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
+           SAYS("\"Cuda failure 'invalid argument'\"", "The quoted CUDA error is the cause"));
     struct cs_inner_failure nodev = { "cuInit", "CUDA_ERROR_NO_DEVICE", 100 }, no_memory = { "cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY", 2 };
     reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &nodev);
     expect("cuBLAS not initialised: no GPU", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
