@@ -36,6 +36,13 @@ CUDASHIM_TRACE_DIR="$TMP/broken" FAKE_CUDA_FAIL=cuInit=803 LD_LIBRARY_PATH="$FAK
 set +e; "$CLI" report "$TMP/broken" >"$TMP/broken.txt"; rc=$?; set -e
 assert_eq "$rc" 1 "report exit status with an error finding"
 grep -q "driver-kernel-mismatch" "$TMP/broken.txt" || fail "report does not show the finding"
+# Paths under the home directory are written from ~, in a library's path and in how it was found;
+# a path that merely contains the home directory's name is left alone.
+HOME="$ROOT" "$CLI" report "$TMP/broken" >"$TMP/home.txt" || true
+grep -q "~/${FAKES#"$ROOT"/}" "$TMP/home.txt" || fail "report: the home directory is not written as ~"
+! grep -q "$FAKES" "$TMP/home.txt" || fail "report: a path under the home directory is written in full: $(grep "$FAKES" "$TMP/home.txt")"
+HOME="/${FAKES##*/}" "$CLI" report "$TMP/broken" >"$TMP/nothome.txt" || true
+! grep -q "~" "$TMP/nothome.txt" || fail "report: a path that only contains the home directory's name got a ~"
 
 # Chrome export: valid JSON with the fields Perfetto needs; the failing call is marked.
 "$CLI" export --chrome "$(ls "$TMP"/ok/*.jsonl)" -o "$TMP/trace.json"

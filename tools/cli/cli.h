@@ -72,7 +72,7 @@ extern int cli_color;
 void cli_color_init(void);
 const char *c_red(void), *c_yellow(void), *c_bold(void), *c_dim(void), *c_reset(void);
 void wrap(FILE *f, const char *prefix, const char *text, int width);
-const char *home_tilde(const char *path, char *buf, size_t cap);
+const char *home_tilde(const char *text, char *buf, size_t cap);  /* ~ for the home directory at the start of each path in text */
 void rule(FILE *f, const char *title);
 const char *finding_title(const char *id);  /* shim/findings_table.h */
 

@@ -196,9 +196,9 @@ static void print_findings(json_t *findings)
         int s = sev_rank(jstr(f, "severity"));
         printf("  %s%-7s%s %s\n", s == 0 ? c_red() : s == 1 ? c_yellow() : c_dim(), jstr(f, "severity"), c_reset(),
                jstr(f, "id"));
-        wrap(stdout, "          ", jstr(f, "summary"), CLI_WIDTH);
-        char fix[4096];
-        snprintf(fix, sizeof fix, "fix: %s", jstr(f, "fix"));
+        char text[4096], fix[4096];
+        wrap(stdout, "          ", home_tilde(jstr(f, "summary"), text, sizeof text), CLI_WIDTH);
+        snprintf(fix, sizeof fix, "fix: %s", home_tilde(jstr(f, "fix"), text, sizeof text));
         wrap(stdout, "          ", fix, CLI_WIDTH);
         if (finding_title(jstr(f, "id"))) printf("          %smore: docs/diagnoses.md#%s%s\n", c_dim(), jstr(f, "id"), c_reset());
     }

@@ -46,14 +46,23 @@ void wrap(FILE *f, const char *prefix, const char *text, int width)
     fputc('\n', f);
 }
 
-const char *home_tilde(const char *path, char *buf, size_t cap)
+/* Every path in the text that starts at the home directory ("LD_LIBRARY_PATH entry /root/x"),
+ * not one that merely contains it (/data/root/x). */
+const char *home_tilde(const char *text, char *buf, size_t cap)
 {
     const char *home = getenv("HOME");
-    size_t h = home ? strlen(home) : 0;
-    if (h > 1 && !strncmp(path, home, h) && (path[h] == '/' || !path[h]))
-        snprintf(buf, cap, "~%s", path + h);
-    else
-        snprintf(buf, cap, "%s", path);
+    size_t h = home ? strlen(home) : 0, n = 0;
+    if (!cap) return buf;
+    for (const char *p = text; *p && n + 1 < cap;) {
+        int starts = p == text || strchr(" :=(\"'", p[-1]);
+        if (h > 1 && starts && !strncmp(p, home, h) && (p[h] == '/' || !p[h] || strchr(" :;,)\"'", p[h]))) {
+            buf[n++] = '~';
+            p += h;
+        } else {
+            buf[n++] = *p++;
+        }
+    }
+    buf[n] = 0;
     return buf;
 }
 
