@@ -80,5 +80,9 @@ void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const 
         atomic_store(&cudnn_seen_ns, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
         atomic_store(&cudnn_status, ev->result);
         cs_scan_request();
+    } else if (api == &cs_api_cudnn) {
+        struct cs_inner_failure inner;
+        if (inner_failure(t, ev, &inner))
+            cs_rule_cudnn_cuda_failure(cs_api_name(ev->api), api->result_name(ev->result), &inner);
     }
 }

@@ -40,6 +40,18 @@ with_shim() { env LD_PRELOAD="$PRELOAD" "$@"; }
 q() { python3 "$ROOT/tests/trace_query.py" "$@"; }
 only_trace() { local f; f=$(ls "$TMP"/cudashim-*.jsonl 2>/dev/null | head -n 1); [ -n "$f" ] || fail "no trace written"; echo "$f"; }
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+has_finding() {  # TRACE ID TEXT...: a finding with that id whose summary holds every TEXT
+    local t=$1 id=$2; shift 2
+    python3 - "$t" "$id" "$@" <<'PY' || fail "no finding $2 with ${*:3} in $1"
+import json, sys
+path, fid, words = sys.argv[1], sys.argv[2], sys.argv[3:]
+found = [json.loads(l) for l in open(path) if '"type":"finding"' in l]
+ok = [f for f in found if f["id"] == fid and all(w in f["summary"] for w in words)]
+if not ok:
+    for f in found: print(f["id"], f["severity"], f["summary"][:200])
+    sys.exit(1)
+PY
+}
 # same_behaviour CMD...: stdout and exit status must be identical with and without the shim
 same_behaviour() {
     local a b ra rb

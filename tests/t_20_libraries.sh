@@ -141,6 +141,13 @@ PY
     # The CUDA call failed inside NCCL's own static runtime, unseen: NCCL's words name the error.
     nccl_said=$(python3 -c 'import json,sys; print("\n".join(e["summary"] for e in map(json.loads, open(sys.argv[1])) if e.get("id") == "nccl-cuda-failure"))' "$trace")
     grep -qF "NCCL's own message: \"Cuda failure" <<<"$nccl_said" || fail "nccl-cuda-failure does not quote NCCL: $nccl_said"
+    # A driver call that fails inside cuDNN (no GPU: cuInit's 100) explains cuDNN's generic status.
+    mkdir -p "$TMP/dnn"
+    printf 'import ctypes as c\nh = c.c_void_p()\nprint(c.CDLL("%s").cudnnCreate(c.byref(h)))\n' "$CUDA/lib64/libcudnn.so.9" >"$TMP/dnn.py"
+    FAKE_CUDA_FAIL=cuInit=100 LD_LIBRARY_PATH="$FAKES" CUDASHIM_TRACE_DIR="$TMP/dnn" timeout 60 env LD_PRELOAD="$PRELOAD" \
+        python3 "$TMP/dnn.py" >/dev/null 2>&1 || true
+    has_finding "$(ls "$TMP"/dnn/*.jsonl)" cudnn-cuda-failure "found CUDNN_STATUS_NOT_INITIALIZED at cudnnCreate" \
+        "cuInit -> CUDA_ERROR_NO_DEVICE (100)" "the driver sees no GPU"
     # Linked (versioned references: cudnnCreate@libcudnn.so.9, cublasCreate_v2@libcublas.so.13).
     compile cudnn_linked tests/programs/cudnn_linked.c -L"$CUDA/lib64" -lcudnn -lcublas -Wl,-rpath,"$CUDA/lib64"
     mkdir -p "$TMP/linked"

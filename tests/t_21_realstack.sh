@@ -39,18 +39,6 @@ both_modes() {
     all_trace=$(parent_trace "$TMP/$name.1")
     out=$a
 }
-has_finding() {  # TRACE ID TEXT...: a finding with that id whose summary holds every TEXT
-    local t=$1 id=$2; shift 2
-    python3 - "$t" "$id" "$@" <<'PY' || fail "no finding $2 with ${*:3} in $1"
-import json, sys
-path, fid, words = sys.argv[1], sys.argv[2], sys.argv[3:]
-found = [json.loads(l) for l in open(path) if '"type":"finding"' in l]
-ok = [f for f in found if f["id"] == fid and all(w in f["summary"] for w in words)]
-if not ok:
-    for f in found: print(f["id"], f["severity"], f["summary"][:200])
-    sys.exit(1)
-PY
-}
 
 # 1. CUDA 11.8 (PyTorch +cu118): runtime, 8 threads, cuBLAS 11, fork, a fork storm while another
 #    thread calls the runtime. cudart 11 calls cuGetProcAddress inside its own pthread_once.
@@ -156,6 +144,9 @@ if [ $have13 = 1 ]; then
     # cuDNN and NCCL carry their own runtimes too: each is named with the CUDA it was built for.
     [ -e "$C13/libcudnn.so.9" ] && has_finding "$trace" driver-too-old libcudnn.so.9 "CUDA 13" "535.261.03"
     [ -e "$C13/libnccl.so.2" ] && has_finding "$trace" driver-too-old libnccl.so.2 "CUDA 13" "535.261.03"
+    # cuBLAS's own runtime fails at cuGetExportTable on this driver: the driver is older than it.
+    has_finding "$trace" cublas-not-initialized "cuGetExportTable -> CUDA_ERROR_INVALID_VALUE" \
+        "older than the CUDA cuBLAS was built for"
     # NCCL's own runtime fails at cuGetExportTable on this driver; NCCL's words say why.
     [ -e "$C13/libnccl.so.2" ] && has_finding "$trace" nccl-cuda-failure "cuGetExportTable -> CUDA_ERROR_INVALID_VALUE" \
         "CUDA driver version is insufficient" "older than the CUDA that NCCL was built for"

@@ -15,6 +15,46 @@
 #include "../../wrappers/gen/results.h"
 #include "rules.h"
 
+/* What a driver call that failed inside a library (its own CUDA runtime calls the driver through
+ * the shim) says about the stack; 0 when its result is its own explanation. */
+static int inner_meaning(const char *lib, const struct cs_inner_failure *bad, char *cause, size_t ccap, char *fix,
+                         size_t fcap)
+{
+    if (!strcmp(bad->api, "cuGetExportTable")) {
+        /* A runtime asks the driver for its private interfaces first; a driver older than the
+         * runtime lacks the newer ones (NVIDIA's CUDA 13 libraries on a CUDA 12.2 driver). */
+        snprintf(cause, ccap, "the CUDA runtime inside %s asked the driver for an interface this driver does not "
+                 "have: the driver is older than the CUDA %s was built for (driver-too-old names both)", lib, lib);
+        snprintf(fix, fcap, "Upgrade the driver to one for %s's CUDA, or install the %s (and framework) built for "
+                 "the driver's CUDA major.", lib, lib);
+    } else if (bad->result == CS_CUDA_ERROR_NO_DEVICE) {
+        snprintf(cause, ccap, "the driver sees no GPU (CUDA_VISIBLE_DEVICES, a container started without the GPU, or "
+                 "the kernel module not loaded)");
+        snprintf(fix, fcap, "Make the GPU visible to the process (CUDA_VISIBLE_DEVICES, the container's --gpus, "
+                 "nvidia-smi).");
+    } else if (bad->result == CS_CUDA_ERROR_OUT_OF_MEMORY) {
+        snprintf(cause, ccap, "no device memory was left for %s's workspace (another process, or this one's caching "
+                 "allocator, holds it)", lib);
+        snprintf(fix, fcap, "Free device memory first: other processes on the GPU (nvidia-smi), a smaller batch, or a "
+                 "cap on the framework's allocator.");
+    } else if (bad->result == CS_CUDA_ERROR_NOT_INITIALIZED || bad->result == CS_CUDA_ERROR_DEINITIALIZED) {
+        snprintf(cause, ccap, "the driver was not initialised or already shut down (a call made while the process "
+                 "exits, or in a child forked after CUDA started)");
+        snprintf(fix, fcap, "Make %s calls before exit begins, and in a child only after exec (multiprocessing start "
+                 "method 'spawn').", lib);
+    } else if (bad->result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU || bad->result == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+               bad->result == CS_CUDA_ERROR_INVALID_PTX || bad->result == CS_CUDA_ERROR_INVALID_IMAGE) {
+        snprintf(cause, ccap, "%s carries no kernels this GPU can run (a build older than the GPU's architecture, "
+                 "or PTX newer than the driver)", lib);
+        snprintf(fix, fcap, "Install the %s (and framework) built for a CUDA that knows this GPU (e.g. CUDA 11.1 or "
+                 "later for sm_86, 11.8 for sm_89 and sm_90, 12.8 for sm_120); the device-code findings name the "
+                 "architectures.", lib);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 /* NCCL's last warning, one line, at most 240 characters: "Cuda failure 2 'out of memory'". */
 static void nccl_words(const char *said, char *out, size_t cap)
 {
@@ -41,6 +81,9 @@ void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *
     int multicast = api && !strncmp(api, "cuMulticast", 11);
     int vmm = api && !strncmp(api, "cuMem", 5) && (strstr(api, "Create") || strstr(api, "Map") || strstr(api, "Pool") ||
                                                    strstr(api, "Access") || strstr(api, "Shareable") || strstr(api, "Reserve"));
+    char meaning[540] = "", meaning_fix[512] = "", m[512];
+    if (bad && inner_meaning("NCCL", bad, m, sizeof m, meaning_fix, sizeof meaning_fix))
+        snprintf(meaning, sizeof meaning, ": %s", m);
     const char *cause =
         multicast ? "; NCCL uses NVLink SHARP (NVLS) through CUDA multicast objects, which this driver or system "
                     "refuses; set NCCL_NVLS_ENABLE=0 or upgrade the driver"
@@ -49,6 +92,7 @@ void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *
         : old_driver ? ": the CUDA runtime built into NCCL refused this driver, which is older than the CUDA that NCCL "
                        "was built for"
         : oom ? ": NCCL could not allocate its buffers on the GPU"
+        : meaning[0] ? meaning
         : bad ? "; that call's result is the cause" : "";
     const char *fix =
         multicast ? "NCCL_NVLS_ENABLE=0 turns NVLS off; a driver new enough for the NCCL version (or an NCCL that "
@@ -60,6 +104,7 @@ void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *
         : oom ? "Free GPU memory before NCCL sets up (create the communicator before the model fills the GPU), or "
                 "shrink NCCL's buffers (NCCL_BUFFSIZE, NCCL_NCHANNELS_PER_NET_PEER); NCCL_DEBUG=INFO names the "
                 "allocation."
+        : meaning[0] ? meaning_fix
         : bad ? "Look up that CUDA result for this call; rerun with NCCL_DEBUG=INFO for NCCL's own account."
         : said[0] ? "The quoted CUDA error is the cause; NCCL_DEBUG=INFO shows the call that returned it."
                   : "Rerun with NCCL_DEBUG=INFO: the \"Cuda failure\" line names the call.";
@@ -82,31 +127,17 @@ void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *
 
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *bad)
 {
-    char summary[1536], evj[512];
-    const char *cause, *fix;
+    char summary[1536], evj[512], cause[512], fix[512];
     if (!bad) {
-        cause = "no driver call failed inside it, so cuBLAS's own runtime refused the driver: most often a driver "
-                "older than the CUDA this cuBLAS was built for (driver-too-old names both), or a GPU it cannot use";
-        fix = "Compare the driver's CUDA with cuBLAS's (cudashim report lists both): upgrade the driver, or install the "
-              "cuBLAS (and framework) built for the driver's CUDA major.";
-    } else if (bad->result == CS_CUDA_ERROR_NO_DEVICE) {
-        cause = "the driver sees no GPU (CUDA_VISIBLE_DEVICES, a container started without the GPU, or the kernel "
-                "module not loaded)";
-        fix = "Make the GPU visible to the process (CUDA_VISIBLE_DEVICES, the container's --gpus, nvidia-smi).";
-    } else if (bad->result == CS_CUDA_ERROR_OUT_OF_MEMORY) {
-        cause = "no device memory was left for the handle's workspace (another process, or this one's caching "
-                "allocator, holds it)";
-        fix = "Free device memory before creating the handle: other processes on the GPU (nvidia-smi), a smaller "
-              "batch, or a cap on the framework's allocator.";
-    } else if (bad->result == CS_CUDA_ERROR_NOT_INITIALIZED || bad->result == CS_CUDA_ERROR_DEINITIALIZED) {
-        cause = "the driver was not initialised or already shut down (a handle made while the process exits, or in "
-                "a child forked after CUDA started)";
-        fix = "Create cuBLAS handles before exit begins, and in a child only after exec (multiprocessing start "
-              "method 'spawn').";
-    } else {
-        cause = "that call's result is the cause";
-        fix = "Look up that CUDA result for this call: the other findings say more when it is a driver or device "
-              "failure.";
+        snprintf(cause, sizeof cause, "no driver call failed inside it, so cuBLAS's own runtime refused the driver: "
+                 "most often a driver older than the CUDA this cuBLAS was built for (driver-too-old names both), or a "
+                 "GPU it cannot use");
+        snprintf(fix, sizeof fix, "Compare the driver's CUDA with cuBLAS's (cudashim report lists both): upgrade the "
+                 "driver, or install the cuBLAS (and framework) built for the driver's CUDA major.");
+    } else if (!inner_meaning("cuBLAS", bad, cause, sizeof cause, fix, sizeof fix)) {
+        snprintf(cause, sizeof cause, "that call's result is the cause");
+        snprintf(fix, sizeof fix, "Look up that CUDA result for this call: the other findings say more when it is a "
+                 "driver or device failure.");
     }
     if (bad)
         snprintf(summary, sizeof summary,
@@ -117,6 +148,25 @@ void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_fail
     snprintf(evj, sizeof evj, "{\"cublas_call\":\"%s\",\"cuda_call\":%s%s%s,\"cuda_result\":%d}", call,
              bad ? "\"" : "", bad ? bad->api : "null", bad ? "\"" : "", bad ? bad->result : 0);
     cs_finding(CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR, call, summary, fix, evj);
+}
+
+/* Any failing cuDNN call with a driver call that failed inside it: cuDNN turns the driver's
+ * answer into a generic status (NOT_INITIALIZED, EXECUTION_FAILED, INTERNAL_ERROR). */
+void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const struct cs_inner_failure *bad)
+{
+    char summary[1536], evj[512], cause[512], fix[512];
+    if (!bad) return;  /* a bad parameter, an unsupported shape: cuDNN's own status says it */
+    if (!inner_meaning("cuDNN", bad, cause, sizeof cause, fix, sizeof fix)) {
+        snprintf(cause, sizeof cause, "that call's result is the cause");
+        snprintf(fix, sizeof fix, "Look up that CUDA result for this call: the other findings say more when it is a "
+                 "driver or device failure.");
+    }
+    snprintf(summary, sizeof summary, "found %s at %s: the CUDA call that failed inside cuDNN is %s -> %s (%d): %s",
+             status_name ? status_name : "a cuDNN error", call, bad->api, bad->result_name ? bad->result_name : "?",
+             bad->result, cause);
+    snprintf(evj, sizeof evj, "{\"cudnn_call\":\"%s\",\"cudnn_status\":\"%s\",\"cuda_call\":\"%s\",\"cuda_result\":%d}",
+             call, status_name ? status_name : "", bad->api, bad->result);
+    cs_finding(CS_F_CUDNN_CUDA_FAILURE, CS_ERROR, call, summary, fix, evj);
 }
 
 static void dir_of(const char *path, char *out, size_t cap)

@@ -75,6 +75,7 @@ struct cs_inner_failure { const char *api, *result_name; int result; };  /* the 
 /* inner NULL: unseen; nccl_said: NCCL's last error message (ncclGetLastError), NULL: none */
 void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner, const char *nccl_said);
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
+void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const struct cs_inner_failure *inner);
 void cs_rule_cudnn_sublibraries(const struct cs_evidence *e, int status, const char *status_name, const char *call);
 /* device_code.c: a module load or launch refused (209, 222, 200, 218) */
 struct cs_entry;

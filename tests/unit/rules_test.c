@@ -357,6 +357,20 @@ int main(void)
     reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", NULL);
     expect("cuBLAS not initialised, no driver call failed", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
            SAYS("no driver call failed inside it", "driver-too-old"));
+    /* NVIDIA's cuBLAS 13 on the real 535 driver: its runtime's first question fails. */
+    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &export_table);
+    expect("cuBLAS not initialised: its runtime asked a driver older than it", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
+           SAYS("cuGetExportTable -> CUDA_ERROR_INVALID_VALUE (1)", "older than the CUDA cuBLAS was built for"));
+    /* cuDNN turns the driver's answer into a generic status: a GPU newer than the build, no GPU. */
+    struct cs_inner_failure no_image = { "cuLaunchKernel", "CUDA_ERROR_NO_BINARY_FOR_GPU", 209 };
+    reset(), cs_rule_cudnn_cuda_failure("cudnnConvolutionForward", "CUDNN_STATUS_EXECUTION_FAILED", &no_image);
+    expect("cuDNN execution failed: no kernel for this GPU inside it", CS_F_CUDNN_CUDA_FAILURE, CS_ERROR,
+           SAYS("found CUDNN_STATUS_EXECUTION_FAILED at cudnnConvolutionForward", "cuLaunchKernel -> CUDA_ERROR_NO_BINARY_FOR_GPU (209)",
+                "cuDNN carries no kernels this GPU can run", "sm_86", "\"cudnn_status\":\"CUDNN_STATUS_EXECUTION_FAILED\""));
+    reset(), cs_rule_cudnn_cuda_failure("cudnnCreate", "CUDNN_STATUS_NOT_INITIALIZED", &nodev);
+    expect("cuDNN not initialised: no GPU", CS_F_CUDNN_CUDA_FAILURE, CS_ERROR, SAYS("cuInit -> CUDA_ERROR_NO_DEVICE (100)", "sees no GPU"));
+    reset(), cs_rule_cudnn_cuda_failure("cudnnConvolutionForward", "CUDNN_STATUS_BAD_PARAM", NULL);
+    expect_nothing("a cuDNN status with no driver call failing inside it (cuDNN's own status says it)");
     reset(), healthy_cu121();
     lib("cudnn-sublibrary", "/usr/lib/x86_64-linux-gnu/libcudnn_engines_precompiled.so.9", "9.8.0", 90800, "ld.so.cache");
     cs_rule_cudnn_sublibraries(&ev, 1002, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "cudnnBackendFinalize");
