@@ -1,10 +1,13 @@
 /* The evidence of a failing library call, for the rules of library statuses (rules/library_status.c):
  *   NCCL's ncclUnhandledCudaError and cuBLAS's CUBLAS_STATUS_NOT_INITIALIZED at handle creation:
  *   the CUDA call that failed inside the library, read back from the calling thread's own ring;
+ *   NCCL's other failures: its own last message, and how big and how full /dev/shm is;
+ *   a failing cuDNN call: the CUDA call that failed inside it;
  *   cuDNN's sub-library statuses: kept until a scan has listed the sub-library the failing call
  *   loaded a moment ago, then explained from the inventory. */
 #include <limits.h>
 #include <stdatomic.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,6 +72,13 @@ void cs_diagnose_cudnn_status(const struct cs_evidence *e)
 void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev, const char *library_said)
 {
     if (api == &cs_api_nccl && ev->result == CS_ncclUnhandledCudaError) nccl_cuda_failure(t, ev, library_said);
+    else if (api == &cs_api_nccl && library_said) {
+        struct statvfs v;
+        int ok = statvfs("/dev/shm", &v) == 0;
+        cs_rule_nccl_shared_memory(cs_api_name(ev->api), api->result_name(ev->result), library_said,
+                                   ok ? (long long)v.f_blocks * (long long)v.f_frsize : -1,
+                                   ok ? (long long)v.f_bavail * (long long)v.f_frsize : -1);
+    }
     if ((api == &cs_api_cublas || api == &cs_api_cublasLt) && ev->result == CS_CUBLAS_STATUS_NOT_INITIALIZED)
         cublas_not_initialized(t, ev);
     if (api == &cs_api_cudnn && (ev->result == CS_CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH ||

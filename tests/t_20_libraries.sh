@@ -46,6 +46,13 @@ assert n, [x["id"] for x in f]
 s = n[0]["summary"]
 assert "ncclCommInitRank" in s and "cuMulticastCreate -> CUDA_ERROR_INVALID_VALUE (1)" in s and "NCCL_NVLS_ENABLE=0" in s, s
 PY
+# An NCCL upgrade in a container with a small /dev/shm: NCCL's words, and /dev/shm's size.
+run shm RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_SHM_FULL=1
+has_finding "$trace" nccl-shared-memory "found ncclSystemError at ncclCommInitRank" \
+    "NCCL's own message: \"Error while creating shared memory segment /dev/shm/nccl-KWfVyt (size 5967872)\"" "/dev/shm holds"
+grep '"id":"nccl-shared-memory"' "$trace" | grep -q '"shm_bytes":[0-9]' || fail "nccl-shared-memory lacks /dev/shm's size"
+# A failing collective whose message is not about shared memory raises nothing of the kind.
+! grep -q '"id":"nccl-shared-memory"' "$TMP/fail"/cudashim-*.jsonl || fail "nccl-shared-memory raised for a peer error"
 # An asynchronous communicator error.
 run async RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_ASYNC_ERROR=6
 assert_eq "$(q count "$trace" api=ncclCommGetAsyncError async_error=6 async_error_name=ncclRemoteError)" 1 "async error"

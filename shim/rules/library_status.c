@@ -125,6 +125,41 @@ void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *
     cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, bad ? api : nccl, summary, fix, evj);
 }
 
+/* NCCL 2.7 began to use shared memory between the ranks of one machine where 2.6 did not, and
+ * later versions changed its segments: an NCCL upgrade in a container with the default 64 MiB
+ * /dev/shm fails at init with "No space left on device" or "Permission denied". */
+void cs_rule_nccl_shared_memory(const char *call, const char *status_name, const char *nccl_said, long long shm_total,
+                                long long shm_free)
+{
+    char said[256], summary[1536], state[256], evj[1024];
+    nccl_words(nccl_said, said, sizeof said);
+    if (!strstr(said, "/dev/shm") && !strstr(said, "shm_open") && !strstr(said, "shared memory") &&
+        !strstr(said, "posix_fallocate"))
+        return;
+    int denied = strstr(said, "Permission denied") != NULL;
+    if (denied)
+        snprintf(state, sizeof state, "this process may not create files in /dev/shm");
+    else if (shm_total >= 0)
+        snprintf(state, sizeof state, "/dev/shm holds %lld MiB, %lld MiB free (a container's default is 64 MiB; NCCL's "
+                 "shared-memory transport needs several MiB per pair of ranks on this machine)",
+                 shm_total >> 20, shm_free >> 20);
+    else
+        snprintf(state, sizeof state, "/dev/shm could not be read");
+    snprintf(summary, sizeof summary, "found %s at %s: NCCL could not set up its shared memory (NCCL's own message: "
+             "\"%s\"); %s", status_name ? status_name : "an NCCL error", call, said, state);
+    struct cs_buf b = { evj, 0, sizeof evj - 1 };
+    cs_put(&b, "{\"nccl_call\":"); cs_put_str(&b, call);
+    cs_put(&b, ",\"nccl_message\":"); cs_put_str(&b, said);
+    cs_put(&b, ",\"shm_bytes\":"); if (shm_total >= 0) cs_put_u64(&b, (uint64_t)shm_total); else cs_put(&b, "null");
+    cs_put(&b, ",\"shm_free_bytes\":"); if (shm_free >= 0) cs_put_u64(&b, (uint64_t)shm_free); else cs_put(&b, "null");
+    cs_put(&b, "}");
+    evj[b.len] = 0;
+    cs_finding(CS_F_NCCL_SHARED_MEMORY, CS_ERROR, call, summary,
+               "Give the container a larger /dev/shm (docker run --shm-size=8g, or --ipc=host; Kubernetes: an emptyDir "
+               "with medium Memory mounted at /dev/shm), or set NCCL_SHM_DISABLE=1 (the ranks of one machine then go "
+               "through P2P or the network, slower).", evj);
+}
+
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *bad)
 {
     char summary[1536], evj[512], cause[512], fix[512];

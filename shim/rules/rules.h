@@ -74,6 +74,10 @@ void cs_rule_result(const struct cs_evidence *e, const char *api, int result);
 struct cs_inner_failure { const char *api, *result_name; int result; };  /* the CUDA call that failed inside */
 /* inner NULL: unseen; nccl_said: NCCL's last error message (ncclGetLastError), NULL: none */
 void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner, const char *nccl_said);
+/* NCCL's shared-memory transport refused (its message names /dev/shm, shm_open, posix_fallocate):
+ * shm_total/shm_free in bytes, -1 when /dev/shm could not be read. */
+void cs_rule_nccl_shared_memory(const char *call, const char *status_name, const char *nccl_said, long long shm_total,
+                                long long shm_free);
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
 void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const struct cs_inner_failure *inner);
 void cs_rule_cudnn_sublibraries(const struct cs_evidence *e, int status, const char *status_name, const char *call);

@@ -347,6 +347,16 @@ int main(void)
     reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL, "Cuda failure 'invalid argument'");
     expect("NCCL's unhandled CUDA error, unseen, NCCL quoted", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
            SAYS("\"Cuda failure 'invalid argument'\"", "The quoted CUDA error is the cause"));
+    /* NCCL 2.7+ in a container with the default 64 MiB /dev/shm (catalog NCCL-07). */
+    reset(), cs_rule_nccl_shared_memory("ncclCommInitRank", "ncclSystemError",
+                                        "Error: failed to extend /dev/shm/nccl-fjwOOB to 5967876 bytes", 64ll << 20, 0);
+    expect("NCCL's shared memory in a full 64 MiB /dev/shm", CS_F_NCCL_SHARED_MEMORY, CS_ERROR,
+           SAYS("/dev/shm holds 64 MiB, 0 MiB free", "--shm-size", "NCCL_SHM_DISABLE=1", "\"shm_bytes\":67108864"));
+    reset(), cs_rule_nccl_shared_memory("ncclCommInitRank", "ncclSystemError", "Call to shm_open failed : Permission denied",
+                                        8ll << 30, 8ll << 30);
+    expect("NCCL's shared memory not writable", CS_F_NCCL_SHARED_MEMORY, CS_ERROR, SAYS("may not create files in /dev/shm"));
+    reset(), cs_rule_nccl_shared_memory("ncclAllReduce", "ncclSystemError", "socket connect to 10.0.0.2 failed", 64ll << 20, 0);
+    expect_nothing("an NCCL system error that is not about shared memory");
     struct cs_inner_failure nodev = { "cuInit", "CUDA_ERROR_NO_DEVICE", 100 }, no_memory = { "cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY", 2 };
     reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &nodev);
     expect("cuBLAS not initialised: no GPU", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,

@@ -4,7 +4,9 @@
  *   FAKE_NCCL_ASYNC_ERROR=code      ncclCommGetAsyncError reports code
  *   FAKE_NCCL_INIT_SLEEP=seconds    ncclCommInitRank blocks that long (a rank waiting for its peers)
  *   FAKE_NCCL_NVLS=1                ncclCommInitRank sets up NVLS as NCCL 2.17+ does: it looks up
- *                                   cuMulticastCreate and calls it; a failure is ncclUnhandledCudaError */
+ *                                   cuMulticastCreate and calls it; a failure is ncclUnhandledCudaError
+ *   FAKE_NCCL_SHM_FULL=1            ncclCommInitRank fails as NCCL does when /dev/shm is full: ncclSystemError,
+ *                                   with NCCL's own last message */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 typedef struct { char internal[128]; } ncclUniqueId;
 struct comm { int nranks, rank; };
 static int env(const char *n) { const char *s = getenv(n); return s ? atoi(s) : 0; }
+static const char *last_error = "fake last error: peer 1 unreachable";
 
 int ncclGetVersion(int *v) { *v = VERSION; return 0; }
 int ncclGetUniqueId(ncclUniqueId *id)
@@ -27,6 +30,10 @@ int ncclCommInitRank(struct comm **c, int nranks, ncclUniqueId id, int rank)
 {
     (void)id;
     if (env("FAKE_NCCL_INIT_SLEEP")) sleep((unsigned)env("FAKE_NCCL_INIT_SLEEP"));
+    if (env("FAKE_NCCL_SHM_FULL")) {
+        last_error = "Error while creating shared memory segment /dev/shm/nccl-KWfVyt (size 5967872)";
+        return 2;  /* ncclSystemError */
+    }
     if (env("FAKE_NCCL_NVLS")) {
         int (*mc)(void *, const void *) = (int (*)(void *, const void *))dlsym(RTLD_DEFAULT, "cuMulticastCreate");
         unsigned long long handle = 0;
@@ -43,4 +50,4 @@ int ncclAllReduce(const void *s, void *r, size_t n, int dt, int op, struct comm 
 int ncclCommGetAsyncError(struct comm *c, int *e) { (void)c; *e = env("FAKE_NCCL_ASYNC_ERROR"); return 0; }
 int ncclCommDestroy(struct comm *c) { free(c); return 0; }
 const char *ncclGetErrorString(int r) { static char b[64]; snprintf(b, sizeof b, "fake nccl error %d", r); return b; }
-const char *ncclGetLastError(struct comm *c) { (void)c; return "fake last error: peer 1 unreachable"; }
+const char *ncclGetLastError(struct comm *c) { (void)c; return last_error; }
