@@ -99,6 +99,13 @@ run_case cannot_open LD_LIBRARY_PATH="$FAKES" -- cuda dlopen:libcudnn_cnn_infer.
 has_finding library-not-found warning "missing sub-library"
 summary_has library-not-found "libcudnn_cnn_infer.so.8"
 
+# A load of the unversioned libcuda.so (cuDNN 8's sub-libraries, bitsandbytes) where only libcuda.so.1
+# exists, as in WSL's /usr/lib/wsl/lib: the development link is what is missing, and where to make it.
+mkdir -p "$TMP/wsl" && cp "$FAKES/libcuda.so.1" "$TMP/wsl/"
+run_case unversioned LD_LIBRARY_PATH="$TMP/wsl" -- cuda dlopen:libcuda.so
+has_finding library-not-found warning "the unversioned libcuda.so"
+summary_has library-not-found "asks for the unversioned name" "$TMP/wsl/libcuda.so.1"
+
 # Results with one usual cause on a partial install, each checked where it can be.
 run_case jit LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_FAIL=cuDeviceGet=221 -- cuda
 has_finding ptx-jit-missing error "221"

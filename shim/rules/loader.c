@@ -49,6 +49,35 @@ static const char *provider_of(const char *sym)
 
 static int is_cuda_name(const char *base) { return cs_is_cuda_library_name(base, strlen(base)); }
 
+/* "libcuda.so" asked for where only "libcuda.so.1" exists: the unversioned name is a development
+ * link that WSL's /usr/lib/wsl/lib and driver-only containers do not ship, while cuDNN 8's
+ * sub-libraries and bitsandbytes dlopen it by that name. */
+static int unversioned_link_missing(const struct cs_evidence *e, const char *name, char *summary, size_t scap, char *fix,
+                                    size_t fcap, struct cs_buf *jb, int *first)
+{
+    size_t n = strlen(name);
+    if (n < 4 || strcmp(name + n - 3, ".so")) return 0;
+    char have[PATH_MAX] = "", entry[PATH_MAX] = "", prefix[256];
+    for (int i = 0; i < e->nlibs && !have[0]; i++)
+        if (!strncmp(e->libs[i].name, name, n) && e->libs[i].name[n] == '.')
+            snprintf(have, sizeof have, "%s", e->libs[i].path);
+    snprintf(prefix, sizeof prefix, "%s.", name);
+    if (!have[0] && (!e->find_on_library_path || !e->find_on_library_path(prefix, have, sizeof have, entry, sizeof entry)))
+        return 0;
+    int wsl = !strncmp(have, "/usr/lib/wsl/", 13);
+    snprintf(summary, scap,
+             "found a load of %s that failed: the caller asks for the unversioned name, a development link, and the "
+             "loader finds none; the library itself is at %s%s", name, have,
+             wsl ? " (WSL's /usr/lib/wsl/lib ships only the versioned names)" : "");
+    snprintf(fix, fcap,
+             "Make the link where the loader looks: ln -s %s DIR/%s, with DIR a directory on LD_LIBRARY_PATH (or the "
+             "system library directory, then run ldconfig); or install the development package that provides %s.",
+             have, name, name);
+    cs_put_kv(jb, "library", name, first);
+    cs_put_kv(jb, "versioned_copy", have, first);
+    return 1;
+}
+
 void cs_rule_loader_message(const struct cs_evidence *e, const char *msg, int lazy_reference)
 {
     static __thread struct cs_loader_message m;  /* 8 KiB: not on a hook's stack */
@@ -151,6 +180,12 @@ void cs_rule_loader_message(const struct cs_evidence *e, const char *msg, int la
         const char *b = cs_base_name(m.object);
         if (!is_cuda_name(b) || !strncmp(b, "libnccl-", 8)) return;  /* NCCL probes for optional plugins */
         const char *llp = e->ld_library_path;
+        if (unversioned_link_missing(e, b, summary, sizeof summary, fix, sizeof fix, &jb, &first)) {
+            cs_put(&jb, "}");
+            ev[jb.len] = 0;
+            cs_finding(CS_F_LIBRARY_NOT_FOUND, CS_WARNING, b, summary, fix, ev);
+            return;
+        }
         snprintf(summary, sizeof summary,
                  "found a load of %s that failed (not found on LD_LIBRARY_PATH=%s, RUNPATH or ld.so.cache); the "
                  "caller needs it; install it or fix the library path", b, llp ? llp : "(unset)");

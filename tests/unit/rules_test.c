@@ -300,6 +300,12 @@ int main(void)
     reset(), healthy_cu121();
     cs_rule_loader_message(&ev, "libnccl-net.so: cannot open shared object file: No such file or directory", 0);
     expect_nothing("NCCL probing for an optional plugin");
+    reset();
+    lib("driver", "/usr/lib/wsl/lib/libcuda.so.1", NULL, 12080, "ld.so.cache");
+    cs_rule_loader_message(&ev, "libcuda.so: cannot open shared object file: No such file or directory", 0);
+    expect("the unversioned libcuda.so on WSL, libcuda.so.1 loaded", CS_F_LIBRARY_NOT_FOUND, CS_WARNING,
+           SAYS("asks for the unversioned name", "/usr/lib/wsl/lib/libcuda.so.1", "WSL's /usr/lib/wsl/lib",
+                "ln -s /usr/lib/wsl/lib/libcuda.so.1 DIR/libcuda.so"));
 
     /* Driver results with one usual cause */
     reset(), driver_535();
