@@ -71,6 +71,11 @@ static void put_comms(struct cs_buf *b, uint64_t now)
         cs_put(b, ",\"rank\":"); cs_put_i64(b, c->rank);
         cs_put(b, ",\"nranks\":"); cs_put_i64(b, c->nranks);
         cs_put(b, ",\"nccl_version\":"); cs_put_i64(b, c->version);
+        if (c->id_hash) {  /* the same in every rank of the communicator: readers match ranks by it */
+            char hash[24];
+            snprintf(hash, sizeof hash, "%016llx", (unsigned long long)c->id_hash);
+            cs_put(b, ",\"unique_id_hash\":"); cs_put_str(b, hash);
+        }
         cs_put(b, ",\"ops_total\":"); cs_put_u64(b, atomic_load(&c->nops));
         cs_put(b, ",\"last_ops\":[");
         uint32_t n = atomic_load(&c->nops), k = n < CS_COMM_OPS ? n : CS_COMM_OPS;

@@ -53,6 +53,31 @@ has_finding "$trace" nccl-shared-memory "found ncclSystemError at ncclCommInitRa
 grep '"id":"nccl-shared-memory"' "$trace" | grep -q '"shm_bytes":[0-9]' || fail "nccl-shared-memory lacks /dev/shm's size"
 # A failing collective whose message is not about shared memory raises nothing of the kind.
 ! grep -q '"id":"nccl-shared-memory"' "$TMP/fail"/cudashim-*.jsonl || fail "nccl-shared-memory raised for a peer error"
+# A stuck job read across its ranks' hang reports (the watchdog on, a rank blocking in a collective):
+# the rank behind is named; a rank without a report is named; ranks in the same operation blame the transport.
+hang_pair() {  # NAME HANG_AT_RANK0 HANG_AT_RANK1 (0: that rank does not block); started in the background
+    local name=$1 k at
+    for k in 0 1; do
+        at=$2; [ $k = 1 ] && at=$3
+        mkdir -p "$TMP/$name/r$k"
+        ( env RANK=$k FAKE_NCCL_HANG_AT=$at FAKE_NCCL_HANG_S=2 CUDASHIM_HANG_TIMEOUT=0.5 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" \
+            CUDASHIM_TRACE_DIR="$TMP/$name/r$k" LD_PRELOAD="$PRELOAD" ./nccl_rank 4 >/dev/null 2>&1 || true ) &
+    done
+}
+report_pair() {
+    set +e; "$BUILD/cudashim" report "$TMP/$1/r0" "$TMP/$1/r1" >"$TMP/$1.txt"; set -e
+    "$BUILD/cudashim" report --json "$TMP/$1/r0" "$TMP/$1/r1" >"$TMP/$1.json" || true
+}
+hang_pair behind 3 2; hang_pair missing 3 0; hang_pair same 3 3; wait
+for p in behind missing same; do report_pair $p; done
+stuck_says() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["stuck_collectives"]; print("\n".join(x["text"] for x in s))' "$1"; }
+grep -q "STUCK NCCL COMMUNICATORS" "$TMP/behind.txt" || fail "report: no stuck communicator section"
+stuck_says "$TMP/behind.json" | grep -q "(2 ranks): rank 1 made fewer operations (1) than the others (2, the last ncclAllReduce of 1024 float32): it is the one the others wait for. Rank 1 was inside ncclAllReduce" ||
+    fail "stuck: the rank behind is not named: $(stuck_says "$TMP/behind.json")"
+stuck_says "$TMP/missing.json" | grep -q "the rank that reported made 2 operations (the last ncclAllReduce of 1024 float32); rank 1 sent no hang report" ||
+    fail "stuck: the rank without a report is not named: $(stuck_says "$TMP/missing.json")"
+stuck_says "$TMP/same.json" | grep -q "every rank made 2 operations and waits in the same one (ncclAllReduce of 1024 float32): none is behind, so the transport is the suspect" ||
+    fail "stuck: ranks in the same operation: $(stuck_says "$TMP/same.json")"
 # An asynchronous communicator error.
 run async RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_ASYNC_ERROR=6
 assert_eq "$(q count "$trace" api=ncclCommGetAsyncError async_error=6 async_error_name=ncclRemoteError)" 1 "async error"

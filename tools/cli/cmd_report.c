@@ -387,6 +387,7 @@ int cmd_report(int argc, char **argv)
     if (n > 1) {
         json_t *d = report_differences(ts, n);
         if (as_json) json_object_set(out, "differences", d);
+        if (as_json) json_object_set_new(out, "stuck_collectives", stuck_collectives(ts, n));
         errors += json_array_size(d) > 0;
         json_decref(d);
         if (!as_json) report_many(ts, n, findings, groups, print_trace);

@@ -234,6 +234,9 @@ void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
         }
     }
     json_decref(stacks);
+    json_t *stuck = stuck_collectives(ts, n);
+    print_stuck_collectives(stuck);
+    json_decref(stuck);
     json_t *ends = ending_groups(ts, n, findings, groups);
     json_array_foreach(ends, i, x) {
         int first = (int)jint(x, "first", 0);

@@ -5,6 +5,8 @@
  *   FAKE_NCCL_INIT_SLEEP=seconds    ncclCommInitRank blocks that long (a rank waiting for its peers)
  *   FAKE_NCCL_NVLS=1                ncclCommInitRank sets up NVLS as NCCL 2.17+ does: it looks up
  *                                   cuMulticastCreate and calls it; a failure is ncclUnhandledCudaError
+ *   FAKE_NCCL_HANG_AT=K             the K-th ncclAllReduce (from 1) blocks FAKE_NCCL_HANG_S seconds (3): a
+ *                                   rank stuck in a collective its peers never joined
  *   FAKE_NCCL_SHM_FULL=1            ncclCommInitRank fails as NCCL does when /dev/shm is full: ncclSystemError,
  *                                   with NCCL's own last message */
 #define _GNU_SOURCE
@@ -46,7 +48,13 @@ int ncclCommInitRank(struct comm **c, int nranks, ncclUniqueId id, int rank)
 }
 int ncclCommCuDevice(struct comm *c, int *dev) { *dev = c ? c->rank : -1; return 0; }
 int ncclAllReduce(const void *s, void *r, size_t n, int dt, int op, struct comm *c, void *stream)
-{ (void)s, (void)r, (void)n, (void)dt, (void)op, (void)c, (void)stream; return env("FAKE_NCCL_FAIL_ALLREDUCE"); }
+{
+    static int calls;
+    (void)s, (void)r, (void)n, (void)dt, (void)op, (void)c, (void)stream;
+    if (env("FAKE_NCCL_HANG_AT") && ++calls == env("FAKE_NCCL_HANG_AT"))
+        sleep(env("FAKE_NCCL_HANG_S") ? (unsigned)env("FAKE_NCCL_HANG_S") : 3);
+    return env("FAKE_NCCL_FAIL_ALLREDUCE");
+}
 int ncclCommGetAsyncError(struct comm *c, int *e) { (void)c; *e = env("FAKE_NCCL_ASYNC_ERROR"); return 0; }
 int ncclCommDestroy(struct comm *c) { free(c); return 0; }
 const char *ncclGetErrorString(int r) { static char b[64]; snprintf(b, sizeof b, "fake nccl error %d", r); return b; }
