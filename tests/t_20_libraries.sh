@@ -78,6 +78,20 @@ stuck_says "$TMP/missing.json" | grep -q "the rank that reported made 2 operatio
     fail "stuck: the rank without a report is not named: $(stuck_says "$TMP/missing.json")"
 stuck_says "$TMP/same.json" | grep -q "every rank made 2 operations and waits in the same one (ncclAllReduce of 1024 float32): none is behind, so the transport is the suspect" ||
     fail "stuck: ranks in the same operation: $(stuck_says "$TMP/same.json")"
+# The same, with rank 1's last operation another collective: out of step (its hang lines rewritten).
+mkdir -p "$TMP/step/r0" "$TMP/step/r1" && cp "$TMP"/same/r0/*.jsonl "$TMP/step/r0/"
+python3 - "$TMP"/same/r1/*.jsonl "$TMP/step/r1/rank1.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for line in open(sys.argv[1]):
+        e = json.loads(line)
+        for c in e.get("nccl", []) if e.get("type") == "hang" else []:
+            c["last_ops"][-1]["api"] = "ncclBroadcast"
+        out.write(json.dumps(e) + "\n")
+PY
+report_pair step
+stuck_says "$TMP/step.json" | grep -q "every rank made 2 operations, but not the same last one: rank 0 ncclAllReduce of 1024 float32, rank 1 ncclBroadcast of 1024 float32: the program issues its collectives in a different order" ||
+    fail "stuck: ranks out of step: $(stuck_says "$TMP/step.json")"
 # An asynchronous communicator error.
 run async RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_ASYNC_ERROR=6
 assert_eq "$(q count "$trace" api=ncclCommGetAsyncError async_error=6 async_error_name=ncclRemoteError)" 1 "async error"
