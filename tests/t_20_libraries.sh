@@ -78,6 +78,8 @@ stuck_says "$TMP/missing.json" | grep -q "the rank that reported made 2 operatio
     fail "stuck: the rank without a report is not named: $(stuck_says "$TMP/missing.json")"
 stuck_says "$TMP/same.json" | grep -q "every rank made 2 operations and waits in the same one (ncclAllReduce of 1024 float32): none is behind, so the transport is the suspect" ||
     fail "stuck: ranks in the same operation: $(stuck_says "$TMP/same.json")"
+"$BUILD/cudashim" bugreport "$TMP/behind/r0" "$TMP/behind/r1" | grep -q "^- communicator [0-9a-f]* (2 ranks): rank 1 made fewer operations" ||
+    fail "bugreport: no stuck communicator"
 # The same, with rank 1's last operation another collective: out of step (its hang lines rewritten).
 mkdir -p "$TMP/step/r0" "$TMP/step/r1" && cp "$TMP"/same/r0/*.jsonl "$TMP/step/r0/"
 python3 - "$TMP"/same/r1/*.jsonl "$TMP/step/r1/rank1.jsonl" <<'PY'

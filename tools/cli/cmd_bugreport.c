@@ -163,6 +163,11 @@ int cmd_bugreport(int argc, char **argv)
         }
         fputs("\n", m);
         json_decref(stacks);
+        json_t *stuck = stuck_collectives(ts, n);
+        if (json_array_size(stuck)) fputs("### Stuck NCCL communicators\n\n", m);
+        json_array_foreach(stuck, i, x) fprintf(m, "- %s\n", jstr(x, "text"));
+        if (json_array_size(stuck)) fputs("\n", m);
+        json_decref(stuck);
     }
     /* One section per way the processes ended (same stack, same findings, same failing calls). */
     json_t *ends = n > 1 ? ending_groups(ts, n, findings, groups) : json_pack("[{s:s, s:i, s:i}]", "who", "", "first", 0, "count", 1);
