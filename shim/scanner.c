@@ -33,9 +33,30 @@ static void (*work)(int ask);  /* what a scan does: init.c's, so that this file 
  * dlsym), waits for it only a bounded time. */
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A fork waits, a bounded time, for the scan under way: an allocation the scanner is making at
+ * the fork would stay frozen in the child, and allocators without fork handlers of their own
+ * (AddressSanitizer's in gcc 12) then deadlock the child's first malloc. Bounded, because the
+ * scan may be waiting for the forking thread's own dlopen. */
+static int fork_holds;
+static void prepare(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200000000;
+    until.tv_sec += until.tv_nsec / 1000000000, until.tv_nsec %= 1000000000;
+    fork_holds = pthread_mutex_timedlock(&scan_lock, &until) == 0;
+}
+
+static void parent(void)
+{
+    if (fork_holds) pthread_mutex_unlock(&scan_lock);
+    fork_holds = 0;
+}
+
 static void child(void)
 {
     pthread_mutex_init(&scan_lock, NULL);  /* its holder, if any, did not come along */
+    fork_holds = 0;
     atomic_store(&running, 0);  /* the thread is gone; the child's next request starts its own */
 }
 
@@ -84,7 +105,7 @@ static void *scanner_main(void *arg)
 void cs_scanner_install(void (*scan_work)(int ask))
 {
     work = scan_work;
-    pthread_atfork(NULL, NULL, child);
+    pthread_atfork(prepare, parent, child);
 }
 
 void cs_scan_request(void)

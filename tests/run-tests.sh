@@ -12,8 +12,11 @@ for t in "${chosen[@]}"; do
     name=$(basename "$t" .sh)
     log="$BUILD/test-logs/$name.log"
     start=$(date +%s%N)
-    bash "$t" >"$log" 2>&1
+    # A test that hangs fails after CS_TEST_TIMEOUT seconds, with everything it started (timeout
+    # signals its process group): a deadlock shows as a failure, not as a run that never ends.
+    timeout -k 10 "${CS_TEST_TIMEOUT:-900}" bash "$t" >"$log" 2>&1
     rc=$?
+    [ $rc -eq 124 ] && echo "FAIL: timed out after ${CS_TEST_TIMEOUT:-900} s (a hang)" >>"$log"
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
     case $rc in
     0) pass=$((pass + 1)); printf 'PASS  %-28s %6d ms\n' "$name" "$ms" ;;
