@@ -323,18 +323,38 @@ static void say_loss(const char *why)
 /* Our descriptor still names our file. The program may have closed every descriptor
  * (close_range, a daemon's loop) and opened its own files under the same number: writing
  * there would corrupt them. Reopen ours by name (O_APPEND, never following a link), or stop. */
+static int is_trace(int fd, struct stat *st)
+{
+    return fstat(fd, st) == 0 && st->st_dev == trace_dev && st->st_ino == trace_ino;
+}
+
+/* The program may be closing and dup2-ing descriptors on another thread meanwhile: a number the
+ * shim just got can become the program's at any moment. So a descriptor is closed only while it
+ * still names the trace, and a number the program took is left to it and the reopening tried
+ * again; tracing stops only when the file itself is gone or replaced. */
 static int still_ours(struct stat *st)
 {
-    if (fstat(trace_fd, st) == 0 && st->st_dev == trace_dev && st->st_ino == trace_ino) return 1;
-    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
+    if (is_trace(trace_fd, st)) return 1;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) break;
+        if (!is_trace(fd, st)) {
+            struct stat named, got;
+            if (stat(path, &named) == 0 && named.st_dev == trace_dev && named.st_ino == trace_ino) continue;  /* taken */
+            /* Another file at the path: close the one just opened, if the number is still it. */
+            if (fstat(fd, &got) == 0 && got.st_dev == named.st_dev && got.st_ino == named.st_ino) close(fd);
+            break;
+        }
         int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
-        if (high >= 0) { close(fd); fd = high; }
-        if (fstat(fd, st) == 0 && st->st_dev == trace_dev && st->st_ino == trace_ino) {
+        if (high >= 0) {
+            struct stat low;
+            if (is_trace(fd, &low)) close(fd);
+            fd = high;
+        }
+        if (is_trace(fd, st)) {
             trace_fd = fd;  /* the old number is the program's now: never closed by us */
             return 1;
         }
-        close(fd);
     }
     say_loss("its descriptor was closed and the file is gone or replaced; tracing stopped");
     atomic_store(&fd_state, 3);

@@ -50,6 +50,21 @@ grep -q "ignoring CUDASHIM_CLOCK" "$TMP/clock.err" || fail "CUDASHIM_CLOCK='tsc 
 run_traced nohang ./reliability CUDASHIM_HANG_TIMEOUT=0.3 -- key:200000 sleep:300 key:200000 sleep:300 key:200000
 assert_eq "$(grep -c '"type":"hang"' "$trace" || true)" 0 "hang records for calls that all returned"
 
+# A launch that does not return while another thread waits (lazy module loading behind a running
+# kernel): the hang report names the launch, and report and bugreport say what it means; with
+# CUDA_MODULE_LOADING=EAGER they say it is not lazy loading.
+compile lazy_launch tests/programs/lazy_launch.c -pthread -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
+run_traced lazy ./lazy_launch FAKE_CUDA_BLOCK=cuLaunchKernel=2,cuCtxSynchronize=2 CUDASHIM_HANG_TIMEOUT=0.5 --
+grep -q '"inside":"cuLaunchKernel"' "$trace" || fail "the hang report does not name the launch in progress"
+"$CLI" report "$TMP/lazy" >"$TMP/lazy.txt" || true
+tr '\n' ' ' <"$TMP/lazy.txt" | tr -s ' ' | grep -q "is still inside cuLaunchKernel while the others wait: a launch returns at once unless it first loads its kernel's module" ||
+    fail "report: no lazy-loading reading of the stuck launch"
+"$CLI" bugreport "$TMP/lazy" | grep -q "^  - thread [0-9]* is still inside cuLaunchKernel.*CUDA_MODULE_LOADING=EAGER" ||
+    fail "bugreport: no hang section"
+run_traced eager ./lazy_launch FAKE_CUDA_BLOCK=cuLaunchKernel=2,cuCtxSynchronize=2 CUDASHIM_HANG_TIMEOUT=0.5 CUDA_MODULE_LOADING=EAGER --
+"$CLI" report "$TMP/eager" | tr '\n' ' ' | tr -s ' ' | grep -q "modules load at start here (CUDA_MODULE_LOADING=EAGER)" ||
+    fail "report: lazy loading blamed under CUDA_MODULE_LOADING=EAGER"
+
 # 6. Default mode is bounded: a million key calls write a bounded trace, and count them all.
 run_traced bounded ./reliability -- key:1000000
 [ "$(stat -c %s "$trace")" -lt 200000 ] || fail "a million key calls made a $(stat -c %s "$trace")-byte trace"

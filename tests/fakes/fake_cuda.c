@@ -8,7 +8,7 @@
  *   FAKE_CUDA_FAIL     name=code[,name=code...]  make a function return an error
  *   FAKE_CUDA_MISSING  name[,name...]            cuGetProcAddress answers SYMBOL_NOT_FOUND
  *   FAKE_CUDA_CRASH    name                      SIGSEGV inside that function
- *   FAKE_CUDA_BLOCK    name=seconds              sleep inside that function
+ *   FAKE_CUDA_BLOCK    name=seconds[,...]        sleep inside those functions
  *   FAKE_CUDA_COUNTS   path                      at exit, write "name count" for every call received
  *   FAKE_CUDA_FAULT_KERNEL name                  a launch of the kernel with this name makes the context
  *                                                sticky with 700 (ILLEGAL_ADDRESS), as a faulting kernel does
@@ -33,7 +33,8 @@ static _Atomic uint64_t counts[MAXF];
 static int counting;
 static int fail_code[MAXF];
 static int missing[MAXF];
-static int crash_at = -1, block_at = -1, block_secs;
+static int crash_at = -1;
+static int block_secs[MAXF];
 static int driver_version = 13000, device_count = 1, cc_major = 9, cc_minor = 0;
 static unsigned long long total_mem = 80ull << 30, free_mem = 79ull << 30, used_mem;
 static const char *device_name = "Fake GPU";
@@ -72,9 +73,13 @@ static void configure(void)
         s = *end ? end + 1 : end;
     }
     if ((s = getenv("FAKE_CUDA_CRASH"))) crash_at = index_of(s, strlen(s));
-    if ((s = getenv("FAKE_CUDA_BLOCK"))) {
-        const char *eq = strchr(s, '=');
-        if (eq) block_at = index_of(s, (size_t)(eq - s)), block_secs = atoi(eq + 1);
+    for (s = getenv("FAKE_CUDA_BLOCK"); s && *s;) {
+        const char *eq = strchr(s, '='), *end = strchrnul(s, ',');
+        if (eq && eq < end) {
+            int i = index_of(s, (size_t)(eq - s));
+            if (i >= 0) block_secs[i] = atoi(eq + 1);
+        }
+        s = *end ? end + 1 : end;
     }
 }
 
@@ -87,7 +92,7 @@ uint32_t fake_enter(int i)
         __asm__ volatile("" : "+r"(p)); /* hide the null from the optimiser */
         *p = 1;  /* a driver bug: SIGSEGV inside the call */
     }
-    if (i == block_at) sleep((unsigned)block_secs);
+    if (block_secs[i]) sleep((unsigned)block_secs[i]);
     return (uint32_t)fail_code[i];
 }
 

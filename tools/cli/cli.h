@@ -86,6 +86,8 @@ json_t *trace_facts(const struct trace *t);          /* "cudnn version" -> "9.19
 void who_text(const struct trace *ts, const int *members, int count, char *out, size_t cap);
 json_t *stack_groups(const struct trace *ts, int n);  /* [{who, differs, count}], the most common last */
 json_t *ending_groups(const struct trace *ts, int n, json_t **findings, json_t **groups);  /* [{who, first, count}] */
+/* hangs.c: a hang report in words: [{level 0..2, text}] */
+json_t *hang_lines(const struct trace *t, json_t *hang);
 /* stuck.c: a stuck NCCL communicator across its ranks' hang reports: who is behind, who is missing */
 json_t *stuck_collectives(const struct trace *ts, int n);  /* [{communicator, nranks, behind, missing, text, ...}] */
 void print_stuck_collectives(json_t *stuck);

@@ -66,6 +66,14 @@ static void md_trace(FILE *f, struct trace *t)
             fprintf(f, "%s`%s`=%lld", i ? ", " : "", jstr(x, "api"), jint(x, "result", 0));
         fputs("\n", f);
     }
+    if (json_array_size(t->hangs)) {
+        /* The last report: the longest the stuck call had been stuck. */
+        json_t *lines = hang_lines(t, json_array_get(t->hangs, json_array_size(t->hangs) - 1));
+        fprintf(f, "\n#### Hang (%zu reports, the last one)\n\n", json_array_size(t->hangs));
+        json_array_foreach(lines, i, x)
+            fprintf(f, "%*s- %s\n", 2 * (int)jint(x, "level", 0), "", jstr(x, "text"));
+        json_decref(lines);
+    }
     fputs("\n#### Failing calls\n\n", f);
     if (!json_array_size(groups)) fputs("None.\n", f);
     else fputs("| call | result | count | first |\n|---|---|---|---|\n", f);

@@ -151,30 +151,13 @@ static void print_hangs(const struct trace *t)
     json_t *h, *x;
     json_array_foreach(t->hangs, i, h) {
         if (i >= 3) { printf("  ... %zu more in the trace\n", json_array_size(t->hangs) - 3); break; }
-        json_t *sec = json_object_get(h, "seconds");
-        printf("  %sthread %lld inside %s for %.0f s%s\n", c_red(), jint(h, "tid", 0), jstr(h, "inside"),
-               json_is_number(sec) ? json_number_value(sec) : 0.0, c_reset());
-        json_array_foreach(json_object_get(h, "threads"), j, x) {
-            json_t *s2 = json_object_get(x, "seconds");
-            if (*jstr(x, "inside")) printf("    thread %lld: inside %s (%.0f s)\n", jint(x, "tid", 0), jstr(x, "inside"),
-                                           json_is_number(s2) ? json_number_value(s2) : 0.0);
-            else printf("    thread %lld: idle, last call %s\n", jint(x, "tid", 0), *jstr(x, "last_call") ? jstr(x, "last_call") : "-");
+        json_t *lines = hang_lines(t, h);
+        json_array_foreach(lines, j, x) {
+            int level = (int)jint(x, "level", 0);
+            if (level == 0) printf("  %s%s%s\n", c_red(), jstr(x, "text"), c_reset());
+            else wrap(stdout, level == 1 ? "    " : "      ", jstr(x, "text"), CLI_WIDTH);
         }
-        json_array_foreach(json_object_get(h, "nccl"), j, x) {
-            json_t *ops = json_object_get(x, "last_ops");
-            json_t *last = json_array_size(ops) ? json_array_get(ops, json_array_size(ops) - 1) : NULL;
-            json_t *ago = last ? json_object_get(last, "seconds_ago") : NULL;
-            printf("    NCCL communicator %s: rank %lld of %lld, %lld operations%s%s%s\n", jstr(x, "comm"), jint(x, "rank", -1),
-                   jint(x, "nranks", -1), jint(x, "ops_total", 0), last ? ", the last " : "", last ? jstr(last, "api") : "",
-                   last ? "" : "");
-            if (last) {
-                char line[512];
-                snprintf(line, sizeof line, "(%lld x %s, %.0f s ago): compare with the other ranks' traces; the rank "
-                         "that did not get this far is the one to look at", jint(last, "count", 0), jstr(last, "datatype"),
-                         json_is_number(ago) ? json_number_value(ago) : 0.0);
-                wrap(stdout, "      ", line, CLI_WIDTH);
-            }
-        }
+        json_decref(lines);
     }
 }
 
