@@ -47,6 +47,19 @@ static int index_of(const char *name, size_t len)
     return -1;
 }
 
+/* "name=N,name=N": N for each function named. */
+static void per_function(const char *s, int *value)
+{
+    while (s && *s) {
+        const char *eq = strchr(s, '='), *end = strchrnul(s, ',');
+        if (eq && eq < end) {
+            int i = index_of(s, (size_t)(eq - s));
+            if (i >= 0) value[i] = atoi(eq + 1);
+        }
+        s = *end ? end + 1 : end;
+    }
+}
+
 static void configure(void)
 {
     if (atomic_load_explicit(&configured, memory_order_relaxed) || atomic_exchange(&configured, 1)) return;
@@ -58,14 +71,7 @@ static void configure(void)
     if ((s = getenv("FAKE_CUDA_CC"))) sscanf(s, "%d.%d", &cc_major, &cc_minor);
     if ((s = getenv("FAKE_CUDA_TOTAL_MEM"))) total_mem = strtoull(s, NULL, 0);
     if ((s = getenv("FAKE_CUDA_FREE_MEM"))) free_mem = strtoull(s, NULL, 0);
-    for (s = getenv("FAKE_CUDA_FAIL"); s && *s;) {
-        const char *eq = strchr(s, '='), *end = strchrnul(s, ',');
-        if (eq && eq < end) {
-            int i = index_of(s, (size_t)(eq - s));
-            if (i >= 0) fail_code[i] = atoi(eq + 1);
-        }
-        s = *end ? end + 1 : end;
-    }
+    per_function(getenv("FAKE_CUDA_FAIL"), fail_code);
     for (s = getenv("FAKE_CUDA_MISSING"); s && *s;) {
         const char *end = strchrnul(s, ',');
         int i = index_of(s, (size_t)(end - s));
@@ -73,14 +79,7 @@ static void configure(void)
         s = *end ? end + 1 : end;
     }
     if ((s = getenv("FAKE_CUDA_CRASH"))) crash_at = index_of(s, strlen(s));
-    for (s = getenv("FAKE_CUDA_BLOCK"); s && *s;) {
-        const char *eq = strchr(s, '='), *end = strchrnul(s, ',');
-        if (eq && eq < end) {
-            int i = index_of(s, (size_t)(eq - s));
-            if (i >= 0) block_secs[i] = atoi(eq + 1);
-        }
-        s = *end ? end + 1 : end;
-    }
+    per_function(getenv("FAKE_CUDA_BLOCK"), block_secs);
 }
 
 uint32_t fake_enter(int i)
