@@ -94,13 +94,16 @@ static struct cs_thread *thread_create(void)
             return NULL;  /* out of memory: this thread's calls pass through unrecorded */
         r->mask = t->ring_mask = n - 1;
         t->ring = r;
+        /* Its identity before it is listed: the watchdog and the crash handler read the list. */
+        t->tid = (int)syscall(SYS_gettid);
         struct cs_thread *head = atomic_load(&threads);
         do t->next = head; while (!atomic_compare_exchange_weak(&threads, &head, t));
     } else {
-        /* Counts of the earlier thread stay in the totals; only identity changes. */
+        /* Counts of the earlier thread stay in the totals; only identity changes, and before
+         * the state is live again (readers skip dead ones). */
+        t->tid = (int)syscall(SYS_gettid);
         atomic_store(&t->dead, 0);
     }
-    t->tid = (int)syscall(SYS_gettid);
     t->lossless = cs_cfg.trace_all;
     t->depth = 0;
     t->hide = 0;
