@@ -320,15 +320,15 @@ static void say_loss(const char *why)
     (void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
-/* Our descriptor still names our file. The program may have closed every descriptor
- * (close_range, a daemon's loop) and opened its own files under the same number: writing
- * there would corrupt them. Reopen ours by name (O_APPEND, never following a link), or stop. */
 static int is_trace(int fd, struct stat *st)
 {
     return fstat(fd, st) == 0 && st->st_dev == trace_dev && st->st_ino == trace_ino;
 }
 
-/* The program may be closing and dup2-ing descriptors on another thread meanwhile: a number the
+/* Our descriptor still names our file. The program may have closed every descriptor
+ * (close_range, a daemon's loop) and opened its own files under the same number: writing
+ * there would corrupt them. Reopen ours by name (O_APPEND, never following a link), or stop.
+ * The program may be closing and dup2-ing descriptors on another thread meanwhile: a number the
  * shim just got can become the program's at any moment. So a descriptor is closed only while it
  * still names the trace, and a number the program took is left to it and the reopening tried
  * again; tracing stops only when the file itself is gone or replaced. */
@@ -340,9 +340,10 @@ static int still_ours(struct stat *st)
         if (fd < 0) break;
         if (!is_trace(fd, st)) {
             struct stat named, got;
-            if (stat(path, &named) == 0 && named.st_dev == trace_dev && named.st_ino == trace_ino) continue;  /* taken */
+            int at_path = stat(path, &named) == 0;
+            if (at_path && named.st_dev == trace_dev && named.st_ino == trace_ino) continue;  /* the number was taken */
             /* Another file at the path: close the one just opened, if the number is still it. */
-            if (fstat(fd, &got) == 0 && got.st_dev == named.st_dev && got.st_ino == named.st_ino) close(fd);
+            if (at_path && fstat(fd, &got) == 0 && got.st_dev == named.st_dev && got.st_ino == named.st_ino) close(fd);
             break;
         }
         int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);

@@ -16,7 +16,8 @@
 #include "rules.h"
 
 /* What a driver call that failed inside a library (its own CUDA runtime calls the driver through
- * the shim) says about the stack; 0 when its result is its own explanation. */
+ * the shim) says about the stack; 0 when its result is its own explanation (cause and fix then
+ * say so). */
 static int inner_meaning(const char *lib, const struct cs_inner_failure *bad, char *cause, size_t ccap, char *fix,
                          size_t fcap)
 {
@@ -50,6 +51,9 @@ static int inner_meaning(const char *lib, const struct cs_inner_failure *bad, ch
                  "later for sm_86, 11.8 for sm_89 and sm_90, 12.8 for sm_120); the device-code findings name the "
                  "architectures.", lib);
     } else {
+        snprintf(cause, ccap, "that call's result is the cause");
+        snprintf(fix, fcap, "Look up that CUDA result for this call: the other findings say more when it is a driver or "
+                 "device failure.");
         return 0;
     }
     return 1;
@@ -169,10 +173,8 @@ void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_fail
                  "GPU it cannot use");
         snprintf(fix, sizeof fix, "Compare the driver's CUDA with cuBLAS's (cudashim report lists both): upgrade the "
                  "driver, or install the cuBLAS (and framework) built for the driver's CUDA major.");
-    } else if (!inner_meaning("cuBLAS", bad, cause, sizeof cause, fix, sizeof fix)) {
-        snprintf(cause, sizeof cause, "that call's result is the cause");
-        snprintf(fix, sizeof fix, "Look up that CUDA result for this call: the other findings say more when it is a "
-                 "driver or device failure.");
+    } else {
+        inner_meaning("cuBLAS", bad, cause, sizeof cause, fix, sizeof fix);
     }
     if (bad)
         snprintf(summary, sizeof summary,
@@ -191,11 +193,7 @@ void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const
 {
     char summary[1536], evj[512], cause[512], fix[512];
     if (!bad) return;  /* a bad parameter, an unsupported shape: cuDNN's own status says it */
-    if (!inner_meaning("cuDNN", bad, cause, sizeof cause, fix, sizeof fix)) {
-        snprintf(cause, sizeof cause, "that call's result is the cause");
-        snprintf(fix, sizeof fix, "Look up that CUDA result for this call: the other findings say more when it is a "
-                 "driver or device failure.");
-    }
+    inner_meaning("cuDNN", bad, cause, sizeof cause, fix, sizeof fix);
     snprintf(summary, sizeof summary, "found %s at %s: the CUDA call that failed inside cuDNN is %s -> %s (%d): %s",
              status_name ? status_name : "a cuDNN error", call, bad->api, bad->result_name ? bad->result_name : "?",
              bad->result, cause);
