@@ -241,7 +241,9 @@ void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int
 static inline __attribute__((always_inline)) void cs_fast_enter(struct cs_thread *t, int idx)
 {
     __atomic_store_n(&t->current, idx, __ATOMIC_RELAXED);
-    __atomic_store_n(&t->gate, 1, __ATOMIC_RELAXED);  /* depth 1; the other bytes were 0 */
+    /* The depth byte alone: the mode byte may say the watchdog runs (an unwatched call takes
+     * this path then), and losing it would leave later watched calls timed from an older one. */
+    __atomic_store_n(&t->depth, 1, __ATOMIC_RELAXED);
 }
 
 static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(struct cs_thread *t, int idx, uint8_t via,
@@ -264,7 +266,7 @@ static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(str
 static inline __attribute__((always_inline)) void cs_fast_publish(struct cs_thread *t, uint64_t h)
 {
     atomic_store_explicit(&t->head, h + 1, memory_order_release);
-    __atomic_store_n(&t->gate, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->depth, 0, __ATOMIC_RELAXED);
 }
 
 /* A kernel launch on the fast path: recorded as any call, with its function and stream; its

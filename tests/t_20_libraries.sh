@@ -94,6 +94,12 @@ PY
 report_pair step
 stuck_says "$TMP/step.json" | grep -q "every rank made 2 operations, but not the same last one: rank 0 ncclAllReduce of 1024 float32, rank 1 ncclBroadcast of 1024 float32: the program issues its collectives in a different order" ||
     fail "stuck: ranks out of step: $(stuck_says "$TMP/step.json")"
+# A library call slower than usual but shorter than the timeout, after a hot-path driver call and a
+# pause: no hang (the watchdog times each call from its own entry, not from an earlier one's).
+mkdir -p "$TMP/slow"
+env RANK=0 PAUSE_S=1 FAKE_NCCL_COUNT_S=1 CUDASHIM_HANG_TIMEOUT=1.5 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" \
+    CUDASHIM_TRACE_DIR="$TMP/slow" LD_PRELOAD="$PRELOAD" ./nccl_rank 2 >/dev/null 2>&1 || fail "slow collective: the program failed"
+! grep -q '"type":"hang"' "$TMP/slow"/cudashim-*.jsonl || fail "a 1 s ncclCommCount under a 1.5 s hang timeout was reported as hung: $(grep -o '"type":"hang"[^[]*' "$TMP/slow"/cudashim-*.jsonl)"
 # An asynchronous communicator error.
 run async RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_ASYNC_ERROR=6
 assert_eq "$(q count "$trace" api=ncclCommGetAsyncError async_error=6 async_error_name=ncclRemoteError)" 1 "async error"
@@ -104,7 +110,7 @@ python3 - "$TMP/all.jsonl" <<'PY' || fail "ALL-mode counts"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 s = ev[-1]["calls"]
-want = {"cuInit": 1, "ncclGetUniqueId": 1, "ncclCommInitRank": 1, "ncclAllReduce": 3, "cuStreamSynchronize": 1,
+want = {"cuInit": 1, "cuCtxGetCurrent": 1, "ncclGetUniqueId": 1, "ncclCommInitRank": 1, "ncclAllReduce": 3, "cuStreamSynchronize": 1,
         "ncclCommGetAsyncError": 1, "ncclCommDestroy": 1}
 assert s == want, s
 written = {}

@@ -7,6 +7,7 @@
  *                                   cuMulticastCreate and calls it; a failure is ncclUnhandledCudaError
  *   FAKE_NCCL_HANG_AT=K             the K-th ncclAllReduce (from 1) blocks FAKE_NCCL_HANG_S seconds (3): a
  *                                   rank stuck in a collective its peers never joined
+ *   FAKE_NCCL_COUNT_S=seconds       ncclCommCount blocks that long (a call the hot path takes)
  *   FAKE_NCCL_SHM_FULL=1            ncclCommInitRank fails as NCCL does when /dev/shm is full: ncclSystemError,
  *                                   with NCCL's own last message */
 #define _GNU_SOURCE
@@ -44,6 +45,12 @@ int ncclCommInitRank(struct comm **c, int nranks, ncclUniqueId id, int rank)
     }
     *c = malloc(sizeof **c);
     (*c)->nranks = nranks, (*c)->rank = rank;
+    return 0;
+}
+int ncclCommCount(struct comm *c, int *n)
+{
+    if (env("FAKE_NCCL_COUNT_S")) sleep((unsigned)env("FAKE_NCCL_COUNT_S"));
+    *n = c ? 2 : 0;
     return 0;
 }
 int ncclCommCuDevice(struct comm *c, int *dev) { *dev = c ? c->rank : -1; return 0; }
